@@ -1,0 +1,174 @@
+"""`load(path)`: a file or dump directory -> a `Dump` with its allocation table.
+
+>>> dump = load(example_path())
+>>> dump.allocations[["name", "words", "space_id"]].head(2).to_dict("records")
+[{'name': '%202', 'words': 64, 'space_id': 201}, {'name': '%203', 'words': 2048, 'space_id': 202}]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sc_mlir.discover import Skipped, discover
+from sc_mlir.model import Allocation, ModelSettings, build_allocations
+from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
+ALLOCATION_COLUMNS: tuple[str, ...] = (
+    "file", "chunk", "module", "func", "name", "line", "col", "op_form", "type", "shape",
+    "resolved_shape", "element_type", "element_bits", "num_elements", "bits", "bytes",
+    "words", "memory_space", "space_id", "space_name", "layout", "alignment", "scope_op",
+    "scope_path", "scope_start", "scope_end", "order", "live_end", "core_type",
+    "dump_header", "loc_file", "loc_line", "loc_col", "loc_names",
+)
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    lines: int
+    ops: int
+    allocas: int
+
+
+@dataclass(frozen=True)
+class FileResult:
+    summary: FileSummary
+    records: list[Allocation]
+    diagnostics: list[Diagnostic]
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    scan: ScanSettings = field(default_factory=ScanSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+
+
+def read_file(path: str, settings: LoadSettings | None = None) -> FileResult:
+    """Scan one file and build its allocation records (runs in worker processes too)."""
+    settings = settings or LoadSettings()
+    try:
+        scan = scan_file(path, settings.scan)
+    except OSError as exc:
+        diag = Diagnostic(path, 0, 0, f"file skipped: cannot read: {exc.strerror or exc}")
+        return FileResult(FileSummary(path, 0, 0, 0), [], [diag])
+    records, diagnostics = build_allocations(scan, settings.model)
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
+                      diagnostics)
+
+
+@dataclass
+class Dump:
+    """Everything read from a dump: allocation records, per-file summaries, diagnostics."""
+
+    path: str
+    records: list[Allocation]
+    files: list[FileSummary]
+    diagnostics: list[Diagnostic]
+    settings: LoadSettings = field(default_factory=LoadSettings)
+
+    @cached_property
+    def allocations(self) -> pd.DataFrame:
+        """One row per alloca; columns in ALLOCATION_COLUMNS (see README)."""
+        return allocations_frame(self.records)
+
+    @property
+    def skipped_allocas(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.message.startswith("memref.alloca skipped")]
+
+    @property
+    def usable(self) -> bool:
+        """False when nothing at all could be read (the CLI exits 2)."""
+        return bool(self.files) and any(f.lines for f in self.files)
+
+    def analyze(self, **options: object):
+        from sc_mlir.analysis import analyze
+
+        return analyze(self, **options)  # type: ignore[arg-type]
+
+
+def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = [allocation_row(r) for r in records]
+    frame = pd.DataFrame(rows, columns=list(ALLOCATION_COLUMNS))
+    for column in ("element_bits", "num_elements", "bits", "bytes", "words", "space_id",
+                   "alignment", "loc_line", "loc_col"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def allocation_row(record: Allocation) -> dict[str, object]:
+    """A record as a flat dict with the table's columns (lists for shapes and names)."""
+    values = {name: getattr(record, name) for name in ALLOCATION_COLUMNS[:-4]}
+    for key in ("shape", "resolved_shape"):
+        values[key] = list(values[key]) if values[key] is not None else None
+    values["loc_file"] = record.loc.file
+    values["loc_line"] = record.loc.line
+    values["loc_col"] = record.loc.col
+    values["loc_names"] = list(record.loc.names)
+    return values
+
+
+ProgressHook = Callable[[int, int, str], None]
+
+
+def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
+         jobs: int | None = 1, progress: ProgressHook | None = None) -> Dump:
+    """Read a dump: a file or a directory (recursive, files found by content).
+
+    `jobs` worker processes read files in parallel (None: all cores). Files that are not
+    MLIR text are skipped, each with a diagnostic.
+    """
+    settings = settings or LoadSettings()
+    files, skipped = discover(path)
+    diagnostics = [_skip_note(s) for s in skipped]
+    results = list(_read_all(files, settings, jobs, progress))
+    records: list[Allocation] = []
+    summaries: list[FileSummary] = []
+    for result in results:
+        records.extend(result.records)
+        summaries.append(result.summary)
+        diagnostics.extend(result.diagnostics)
+    return Dump(str(path), records, summaries, diagnostics, settings)
+
+
+def _skip_note(skipped: Skipped) -> Diagnostic:
+    return Diagnostic(skipped.path, 0, 0, f"file skipped: {skipped.reason}")
+
+
+def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
+              progress: ProgressHook | None):
+    workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
+    total = len(files)
+    if workers == 1 or total < 2:
+        for i, path in enumerate(files, 1):
+            result = read_file(path, settings)
+            if progress:
+                progress(i, total, path)
+            yield result
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, total)) as pool:
+        for i, result in enumerate(pool.map(read_file, files, [settings] * total,
+                                            chunksize=max(1, total // (workers * 8))), 1):
+            if progress:
+                progress(i, total, result.summary.path)
+            yield result
+
+
+def example_path() -> str:
+    """The sample dump shipped inside the package (used by `--example`)."""
+    packaged = resources.files("sc_mlir") / "examples"
+    if packaged.is_dir():
+        return str(packaged)
+    return str(Path(__file__).resolve().parent.parent / "fixtures" / "sample")

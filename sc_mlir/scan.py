@@ -1,0 +1,877 @@
+"""Structural scanner: one pass over an MLIR text, line by line, without a parse tree.
+
+It finds what the allocation analysis needs and nothing more, at a speed that lets it
+read dumps of hundreds of MB:
+
+* comments and string literals (so `// CHECK: memref.alloca` and `"memref.alloca"` inside
+  an attribute are not ops);
+* op starts in program order (each op gets an `order` number), regions and their nesting,
+  and which op owns each region; `// -----` split markers and `IR Dump After` headers;
+* `#alias = ...` / `!alias = ...` definitions (kept as text, per chunk);
+* every `memref.alloca` op, whose text goes to the Lark grammar (`syntax.parse_alloca`);
+* for each alloca, the program point of its last use, following SSA names through
+  aliasing views, yields and block arguments, with uses inside loops lifted to the end of
+  the loop (see `ScanSettings`).
+
+Output is plain records: `RawAlloca` per alloca, `OpFrame` for the region-holding ops
+above them, `Diagnostic` for anything skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca
+
+# --- settings --------------------------------------------------------------------------
+
+# Ops whose regions run once per execution of the op. A use inside such a region is a
+# use at that point; inside any other region-holding op (a loop, or an op sc-mlir does not
+# know) the value must stay live until the op ends, because the region may run again.
+DEFAULT_RUN_ONCE_OPS: frozenset[str] = frozenset({
+    "tpu.region", "scf.if", "scf.index_switch", "scf.execute_region", "affine.if",
+    "memref.alloca_scope", "func.func", "gpu.func", "llvm.func", "spirv.func", "tt.func",
+    "builtin.module", "module", "gpu.module", "spirv.module", "gpu.launch", "func",
+})
+
+# Ops whose results are views of (alias) their memref operand.
+DEFAULT_VIEW_OPS: frozenset[str] = frozenset({
+    "memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.view",
+    "memref.expand_shape", "memref.collapse_shape", "memref.transpose",
+    "memref.memory_space_cast", "memref.assume_alignment",
+    "memref.extract_strided_metadata", "tpu.memref_slice", "tpu.memref_squeeze",
+    "tpu.memref_reshape", "tpu.memref_bitcast", "bufferization.to_tensor",
+    "arith.select", "builtin.unrealized_conversion_cast",
+})
+
+# Ops known to read through a memref without producing a view of it, although their
+# pretty form prints a memref type. Everything else with results of memref type is
+# treated as a view (conservative: it can only lengthen a live range).
+DEFAULT_NON_VIEW_OPS: frozenset[str] = frozenset({
+    "memref.load", "affine.load", "vector.load", "vector.maskedload",
+    "vector.transfer_read", "vector.gather", "vector.expandload", "affine.vector_load",
+    "tpu.vector_load", "tpu.load", "tpu.strided_load", "memref.dim", "memref.rank",
+    "memref.atomic_rmw", "memref.extract_aligned_pointer_as_index",
+})
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    run_once_ops: frozenset[str] = DEFAULT_RUN_ONCE_OPS
+    view_ops: frozenset[str] = DEFAULT_VIEW_OPS
+    non_view_ops: frozenset[str] = DEFAULT_NON_VIEW_OPS
+
+
+# --- records ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Something sc-mlir skipped or could not read, and where."""
+
+    file: str
+    line: int
+    col: int
+    message: str
+    quote: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.col}"
+        quote = f"\n    {self.quote}" if self.quote else ""
+        return f"{where}: {self.message}{quote}"
+
+
+@dataclass(eq=False)
+class OpFrame:
+    """An op that holds regions (func, module, loop, tpu.region...), as met by the scanner."""
+
+    name: str
+    order: int
+    line: int
+    col: int
+    header: str
+    results: tuple[str, ...]
+    parent: OpFrame | None
+    sibling_index: int
+    loop_like: bool
+    chunk: int
+    top_index: int = -1  # position among the top-level ops of the file
+    end_order: int = -1
+    trailer: list[str] = field(default_factory=list)
+    pending: set[int] | None = None  # allocas whose live range reaches this op's end
+
+    def attribute_text(self) -> str:
+        """Header and the text after its regions (generic form prints attrs there)."""
+        return self.header if not self.trailer else self.header + " " + " ".join(self.trailer)
+
+    def ancestors(self) -> list[OpFrame]:
+        chain: list[OpFrame] = []
+        frame: OpFrame | None = self
+        while frame is not None:
+            chain.append(frame)
+            frame = frame.parent
+        chain.reverse()
+        return chain
+
+
+@dataclass(eq=False)
+class RawAlloca:
+    """A `memref.alloca` op found by the scanner, before the model gives it meaning."""
+
+    index: int  # ordinal among the file's allocas
+    order: int  # program point
+    line: int
+    col: int  # 1-based column of the op name
+    text_col: int  # 1-based column where `text` starts (its first result name)
+    text: str
+    results: tuple[str, ...]
+    frames: tuple[OpFrame, ...]  # region-holding ops around it, outermost first
+    chunk: int
+    syntax: AllocaSyntax | None = None
+    size_constants: tuple[int | None, ...] = ()  # values of the dynamic size operands
+    live_end: int = -1
+
+
+@dataclass
+class Chunk:
+    """One module or `// -----` chunk: its aliases and where its text starts."""
+
+    index: int
+    line: int
+    header: str | None = None  # pass name from an `IR Dump After ...` line
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class FileScan:
+    path: str
+    allocas: list[RawAlloca]
+    chunks: list[Chunk]
+    diagnostics: list[Diagnostic]
+    lines: int
+    ops: int
+
+
+# --- lexical helpers -------------------------------------------------------------------
+
+_SPLIT_MARKER = re.compile(r"\s*// -----")
+_DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) (.*?)\s*(?://-----|$)")
+# A string that holds a character that matters to the scanner (or an escape).
+_SPECIAL_STRING = re.compile(r'"[^"\n]*?[{}%/\\][^"\n]*"')
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*("?)|//')
+_HEAD = re.compile(
+    r"[ \t]*(?:(?P<results>%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)[ \t]*=[ \t]*)?"
+    r"(?P<name>\"[^\"\n]*\"|[A-Za-z_][\w$.]*)"
+)
+_SSA = re.compile(r"%[\w$.\-]+")
+_RESULT_NAME = re.compile(r"%[\w$.\-]+")
+_BLOCK_ARG = re.compile(r"(%[\w$.\-]+)[ \t]*:")
+_BRACE = re.compile(r"[{}]")
+# A `{` that does not open an attribute dictionary on the same line.
+_MAYBE_REGION_OPEN = re.compile(r'(?<!<)\{(?![ \t]*(?:[\w$.\-]+|"[^"\n]*")[ \t]*[=,}])')
+_DICT_ENTRY = re.compile(r'[ \t]*(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,]')
+_DICT_AFTER_BRACE = re.compile(r'[ \t]*(?:(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,}]|\})')
+_ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
+_CONSTANT = re.compile(
+    r"(?:value[ \t]*=[ \t]*|constant\"?[ \t]+)(-?\d+)[ \t]*:[ \t]*(?:index|[su]?i\d+)"
+)
+_PRETTY_MENTION = re.compile(r'(?<![\w$."])memref\.alloca(?![\w$."])')
+_GENERIC_MENTION = re.compile(r'"memref\.alloca"[ \t]*\(')
+_CONTINUATION_WORDS = frozenset({
+    "attributes", "to", "step", "iter_args", "else", "do", "ins", "outs", "loc", "at",
+    "shared_outs", "reduce", "init", "dimensions", "by", "into", "from",
+})
+_ALLOCA_NAMES = frozenset({"memref.alloca", '"memref.alloca"'})
+_MISSING = object()
+# An op whose text never completes (a lost `>`) is given up after this many lines.
+_MAX_OP_LINES = 64
+# Enough of a region op's header to find its symbol and attributes.
+_MAX_HEADER = 4000
+
+
+def blank_strings(line: str) -> tuple[str, bool]:
+    """The code part of a line: string contents replaced by spaces (same length), the
+    comment cut off. Also says whether a string was left unterminated.
+
+    >>> blank_strings('"a.b"(%0) {s = "x{%y"} // memref.alloca')
+    ('"   "(%0) {s = "    "} ', False)
+    """
+    pieces: list[str] = []
+    pos = 0
+    unterminated = False
+    for m in _STRING_OR_COMMENT.finditer(line):
+        token = m.group()
+        if token == "//":
+            pieces.append(line[pos : m.start()])
+            return "".join(pieces), unterminated
+        if not m.group(1):
+            unterminated = True
+        pieces.append(line[pos : m.start()])
+        pieces.append('"' + " " * (len(token) - 2) + token[-1] if len(token) >= 2 else '"')
+        pos = m.end()
+    pieces.append(line[pos:])
+    return "".join(pieces), unterminated
+
+
+def code_of(line: str) -> tuple[str, bool]:
+    """Fast path of `blank_strings` for lines whose strings cannot hide anything."""
+    quotes = line.count('"')
+    if quotes == 0 or (quotes % 2 == 0 and _SPECIAL_STRING.search(line) is None):
+        cut = line.find("//")
+        return (line if cut < 0 else line[:cut]), False
+    return blank_strings(line)
+
+
+# --- the scanner -----------------------------------------------------------------------
+
+
+class _Region:
+    """A region on the scanner's stack, and the op currently being read inside it."""
+
+    __slots__ = (
+        "alloca_ids",
+        "child_counts",
+        "cur_col",
+        "cur_frame",
+        "cur_header",
+        "cur_line",
+        "cur_name",
+        "cur_order",
+        "cur_pending",
+        "cur_results",
+        "depth",
+        "had_ops",
+        "labels",
+        "multi_block",
+        "owner",
+        "saved_nesting",
+        "undo",
+        "used",
+    )
+
+    def __init__(self, owner: OpFrame | None, depth: int, saved_nesting: int) -> None:
+        self.owner = owner
+        self.depth = depth
+        self.undo: list[tuple[dict, str, object]] = []
+        self.had_ops = False
+        self.labels = 0
+        self.multi_block = False
+        self.alloca_ids: list[int] = []
+        self.used: set[int] | None = None
+        self.child_counts: dict[str, int] = {}
+        self.cur_order = -1
+        self.cur_name = ""
+        self.cur_results: tuple[str, ...] = ()
+        self.cur_header = ""
+        self.cur_line = 0
+        self.cur_col = 0
+        self.cur_frame: OpFrame | None = None
+        self.cur_pending: set[int] | None = None
+        self.saved_nesting = saved_nesting
+
+
+class Scanner:
+    """Reads one file's lines. Use `scan_text` / `scan_file` rather than this directly."""
+
+    def __init__(self, path: str, settings: ScanSettings | None = None) -> None:
+        self.path = path
+        self.settings = settings or ScanSettings()
+        self.diagnostics: list[Diagnostic] = []
+        self.allocas: list[RawAlloca] = []
+        self.chunks: list[Chunk] = [Chunk(0, 1)]
+        self.order = 0  # last program point handed out
+        self.lines = 0
+        self.top_count = 0
+        self.live_end: list[int] = []
+        self.def_depth: list[int] = []
+        self.tracked: dict[str, frozenset[int]] = {}
+        self.constants: dict[str, int] = {}
+        self.regions: list[_Region] = [_Region(None, 0, 0)]
+        self.brace_kinds: list[str] = []  # "R" region, "D" dict, one per open `{`
+        self.nesting = 0  # open ( [ and dict braces of the current op
+        self.pending_brace = False  # a `{` ended the previous line: region or dict?
+        self.in_resources = False
+        self.pending_alloca: tuple[RawAlloca, str, int] | None = None
+        self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
+        self.line_no = 0
+        self.raw = ""
+
+    # -- driving ---------------------------------------------------------------------
+
+    def feed(self, lines: Iterable[str]) -> None:
+        for raw in lines:
+            self.line_no += 1
+            self.feed_line(raw)
+
+    def finish(self) -> FileScan:
+        self._end_chunk(final=True)
+        for alloca in self.allocas:
+            alloca.live_end = max(self.live_end[alloca.index], alloca.order)
+        return FileScan(self.path, self.allocas, self.chunks, self.diagnostics,
+                        self.line_no, self.order)
+
+    def diagnose(self, line: int, col: int, message: str, quote: str = "") -> None:
+        quote = quote.strip()
+        if len(quote) > 120:
+            quote = quote[:117] + "..."
+        self.diagnostics.append(Diagnostic(self.path, line, col, message, quote))
+
+    def feed_line(self, raw: str) -> None:
+        raw = raw.rstrip("\r\n")
+        self.raw = raw
+        if self.in_resources:
+            if "#-}" in raw:
+                self.in_resources = False
+            return
+        code, unterminated = code_of(raw)
+        stripped = code.strip()
+        if not stripped:
+            if raw.lstrip().startswith("//") and _SPLIT_MARKER.match(raw):
+                self._split(raw)
+            return
+        if unterminated:
+            self.diagnose(self.line_no, raw.find('"') + 1,
+                          "string literal is not closed on its line; read to end of line",
+                          raw)
+        if self.pending_alias is not None:
+            self._continue_alias(raw, code)
+            return
+        if self.pending_alloca is not None:
+            self._continue_alloca(code, stripped)
+        if self.pending_brace:
+            self._decide_pending_brace(stripped)
+        if len(self.regions) == 1 and stripped[0] in "#!" and self.nesting == 0:
+            self._alias_definition(raw, code)
+            return
+        if len(self.regions) == 1 and stripped.startswith("{-#"):
+            self.in_resources = "#-}" not in stripped
+            return
+        if "{" in code or "}" in code:
+            if (
+                code.count("{") == code.count("}")
+                and stripped[0] != "}"
+                and _MAYBE_REGION_OPEN.search(code) is None
+            ):
+                self._segment(code, 0, len(code), after_close=False)
+            else:
+                self._walk_braces(code)
+        else:
+            self._segment(code, 0, len(code), after_close=False)
+        if "memref.alloca" in code:
+            self._check_mentions(code)
+
+    # -- lines and segments ----------------------------------------------------------
+
+    def _walk_braces(self, code: str) -> None:
+        """Split a line at region braces; text between them is op text."""
+        start = 0
+        after_close = False
+        for m in _BRACE.finditer(code):
+            pos = m.start()
+            if code[pos] == "{":
+                kind = self._brace_kind(code, pos)
+                if kind == "D":
+                    self.brace_kinds.append("D")
+                    self.nesting += 1
+                    continue
+                self._segment(code, start, pos, after_close)
+                start = pos + 1
+                if kind == "P":
+                    self.brace_kinds.append("P")
+                    self.pending_brace = True
+                    return  # nothing but blanks after it
+                self.brace_kinds.append("R")
+                self._open_region()
+                after_close = False
+            else:
+                kind = self.brace_kinds.pop() if self.brace_kinds else "?"
+                if kind == "D":
+                    self.nesting = max(self.nesting - 1, 0)
+                    continue
+                self._segment(code, start, pos, after_close)
+                start = pos + 1
+                if kind == "R":
+                    self._close_region()
+                else:
+                    self.diagnose(self.line_no, pos + 1,
+                                  "'}' closes nothing that is open; ignored", self.raw)
+                after_close = True
+        self._segment(code, start, len(code), after_close)
+
+    def _brace_kind(self, code: str, pos: int) -> str:
+        if pos > 0 and code[pos - 1] == "<":
+            return "D"  # `<{` opens properties
+        rest = code[pos + 1 :]
+        if not rest.strip():
+            return "P"
+        if _DICT_AFTER_BRACE.match(rest):
+            return "D"
+        return "R"
+
+    def _decide_pending_brace(self, stripped: str) -> None:
+        """A `{` ended the last line: a region, unless this line starts a dict entry."""
+        self.pending_brace = False
+        if not self.brace_kinds or self.brace_kinds[-1] != "P":
+            return
+        if _DICT_ENTRY.match(stripped):
+            self.brace_kinds[-1] = "D"
+            self.nesting += 1
+        else:
+            self.brace_kinds[-1] = "R"
+            self._open_region()
+
+    def _segment(self, code: str, start: int, end: int, after_close: bool) -> None:
+        """Op text between region braces (or a whole line)."""
+        text = code[start:end]
+        if not text.strip():
+            return
+        region = self.regions[-1]
+        continuing = after_close or self.nesting > 0
+        if not continuing:
+            first = text.lstrip()[0]
+            if first == "^":
+                self._block_label(text)
+                self._count_nesting(text)
+                return
+            if first not in '%"' and not (first.isalpha() or first == "_"):
+                continuing = True
+            elif first != "%" and first != '"':
+                word = re.match(r"[\w$.]+", text.lstrip())
+                if word is not None and word.group() in _CONTINUATION_WORDS:
+                    continuing = True
+        if continuing:
+            if after_close:
+                if region.cur_frame is not None:
+                    region.cur_frame.trailer.append(self._raw_slice(start, end))
+            elif region.cur_frame is None and len(region.cur_header) < _MAX_HEADER:
+                region.cur_header = region.cur_header + " " + self._raw_slice(start, end)
+            self._uses(code, start, end, region)
+            self._count_nesting(text)
+            return
+        self._start_op(code, start, end, region)
+        self._count_nesting(text)
+
+    def _count_nesting(self, text: str) -> None:
+        delta = text.count("(") + text.count("[") - text.count(")") - text.count("]")
+        if delta:
+            self.nesting = max(self.nesting + delta, 0)
+
+    def _raw_slice(self, start: int, end: int) -> str:
+        return self.raw[start:end]
+
+    # -- ops -------------------------------------------------------------------------
+
+    def _finish_op(self, region: _Region) -> None:
+        end = self.order
+        if region.cur_pending:
+            live_end = self.live_end
+            for aid in region.cur_pending:
+                if live_end[aid] < end:
+                    live_end[aid] = end
+            region.cur_pending = None
+        frame = region.cur_frame
+        if frame is not None:
+            frame.end_order = end
+            if frame.pending:
+                live_end = self.live_end
+                for aid in frame.pending:
+                    if live_end[aid] < end:
+                        live_end[aid] = end
+                frame.pending = None
+            region.cur_frame = None
+
+    def _start_op(self, code: str, start: int, end: int, region: _Region) -> None:
+        if region.cur_order >= 0:
+            self._finish_op(region)
+        self.order += 1
+        region.had_ops = True
+        head = _HEAD.match(self.raw, start, end)
+        if head is None:  # cannot happen for text starting with % " or a letter
+            self._uses(code, start, end, region)
+            return
+        name = head.group("name")
+        results_text = head.group("results")
+        results = tuple(_RESULT_NAME.findall(results_text)) if results_text else ()
+        region.cur_order = self.order
+        region.cur_name = name
+        region.cur_results = results
+        region.cur_line = self.line_no
+        region.cur_col = head.start("name") + 1
+        region.cur_header = self.raw[start:end]
+        if results and (self.tracked or self.constants):
+            self._shadow(results, region)
+        ids = self._uses(code, head.end(), end, region)
+        if name in _ALLOCA_NAMES:
+            self._alloca(head, start, end, results, region)
+            return
+        if results:
+            bare = name.strip('"')
+            if bare == "arith.constant":
+                m = _CONSTANT.search(code, head.start("name"), end)
+                if m is not None:
+                    self._bind(self.constants, results[0], int(m.group(1)), region)
+            elif ids and self._makes_view(bare, code[head.end() : end], name[0] == '"'):
+                for result in results:
+                    self._bind(self.tracked, result, ids, region)
+        elif ids and _passes_values_out(name.strip('"')):
+            self._yielded(ids)
+
+    def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
+        settings = self.settings
+        if name in settings.view_ops:
+            return True
+        if name in settings.non_view_ops:
+            return False
+        rest = operands_and_types
+        if "->" in rest:
+            return "memref<" in rest.rsplit("->", 1)[1]
+        if generic:
+            return True  # result types follow the regions: assume a view
+        if " to " in rest:
+            return "memref<" in rest.rsplit(" to ", 1)[1]
+        if " : " in rest:
+            return "memref<" in rest.rsplit(" : ", 1)[1]
+        return True
+
+    def _yielded(self, ids: frozenset[int]) -> None:
+        """Values yielded out of a region become (aliases among) the owner's results."""
+        if len(self.regions) < 2:
+            return
+        owner = self.regions[-1].owner
+        if owner is None or not owner.results:
+            return
+        parent = self.regions[-2]
+        for result in owner.results:
+            merged = self.tracked.get(result, frozenset()) | ids
+            self._bind(self.tracked, result, merged, parent)
+
+    def _bind(self, table: dict, name: str, value: object, region: _Region) -> None:
+        region.undo.append((table, name, table.get(name, _MISSING)))
+        table[name] = value
+
+    def _shadow(self, names: Iterable[str], region: _Region) -> None:
+        for name in names:
+            if name in self.tracked:
+                self._bind(self.tracked, name, frozenset(), region)
+                del self.tracked[name]
+            if name in self.constants:
+                self._bind(self.constants, name, 0, region)
+                del self.constants[name]
+
+    def _uses(self, code: str, start: int, end: int, region: _Region) -> frozenset[int]:
+        """Record uses of tracked values in code[start:end]; return the allocas they reach."""
+        tracked = self.tracked
+        if not tracked or "%" not in code:
+            return frozenset()
+        found: frozenset[int] = frozenset()
+        for token in _SSA.findall(code, start, end):
+            ids = tracked.get(token)
+            if ids:
+                found = found | ids
+        if found:
+            for aid in found:
+                self._use(aid)
+        return found
+
+    def _use(self, aid: int) -> None:
+        regions = self.regions
+        depth = self.def_depth[aid]
+        for k in range(depth + 1, len(regions)):
+            owner = regions[k].owner
+            if owner is not None and owner.loop_like:
+                if owner.pending is None:
+                    owner.pending = set()
+                owner.pending.add(aid)
+                break
+        else:
+            current = regions[-1]
+            if current.cur_pending is None:
+                current.cur_pending = set()
+            current.cur_pending.add(aid)
+        current = regions[-1]
+        if current.used is None:
+            current.used = set()
+        current.used.add(aid)
+
+    def _alloca(self, head: re.Match[str], start: int, end: int, results: tuple[str, ...],
+                region: _Region) -> None:
+        aid = len(self.allocas)
+        op_start = head.start("results") if head.group("results") else head.start("name")
+        raw_text = self.raw[op_start:end].rstrip()
+        frames = tuple(r.owner for r in self.regions if r.owner is not None)
+        alloca = RawAlloca(aid, self.order, self.line_no, head.start("name") + 1, op_start + 1,
+                           raw_text, results, frames, len(self.chunks) - 1)
+        self.allocas.append(alloca)
+        self.live_end.append(self.order)
+        self.def_depth.append(region.depth)
+        region.alloca_ids.append(aid)
+        ids = frozenset((aid,))
+        for result in results:
+            self._bind(self.tracked, result, ids, region)
+        self._parse_alloca(alloca, raw_text, lines_added=0)
+
+    def _parse_alloca(self, alloca: RawAlloca, text: str, lines_added: int) -> None:
+        try:
+            syntax = parse_alloca(text)
+        except SyntaxProblem as problem:
+            if problem.incomplete and lines_added < _MAX_OP_LINES:
+                self.pending_alloca = (alloca, text, lines_added)
+                return
+            self._alloca_failed(alloca, text, problem)
+            return
+        self.pending_alloca = None
+        alloca.text = text
+        alloca.syntax = syntax
+        alloca.size_constants = tuple(self.constants.get(n) for n in syntax.dynamic_sizes)
+
+    def _alloca_failed(self, alloca: RawAlloca, text: str, problem: SyntaxProblem) -> None:
+        self.pending_alloca = None
+        before = text[: problem.offset]
+        newlines = before.count("\n")
+        if newlines:
+            line, col = alloca.line + newlines, len(before) - before.rfind("\n")
+        else:
+            line, col = alloca.line, alloca.text_col + len(before)
+        quote = text.split("\n")[newlines] if text else ""
+        self.diagnose(line, col, f"memref.alloca skipped: {problem.message}", quote)
+
+    def _continue_alloca(self, code: str, stripped: str) -> None:
+        """An alloca's text did not end on its line: add this line if it continues it."""
+        assert self.pending_alloca is not None
+        alloca, text, lines_added = self.pending_alloca
+        first = stripped[0]
+        starts_op = first in '%"^}' or (
+            (first.isalpha() or first == "_") and self.nesting == 0
+            and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
+        )
+        if starts_op:
+            self._alloca_failed(alloca, text, SyntaxProblem(len(text),
+                                "the op's text ends before its type is complete", False))
+            return
+        self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
+                           lines_added + 1)
+
+    def _block_label(self, text: str) -> None:
+        region = self.regions[-1]
+        if region.cur_order >= 0:
+            self._finish_op(region)
+            region.cur_order = -1
+        if region.had_ops or region.labels:
+            region.multi_block = True
+        region.labels += 1
+        args = _BLOCK_ARG.findall(text)
+        if args and (self.tracked or self.constants):
+            self._shadow(args, region)
+
+    def _check_mentions(self, code: str) -> None:
+        """Every `memref.alloca` op name in code must be an op the scanner registered.
+
+        An op name is `memref.alloca` outside strings, or the string `"memref.alloca"`
+        followed by `(` (the generic form); any other string that says memref.alloca is
+        data, not an op.
+        """
+        registered = set()
+        for alloca in reversed(self.allocas):
+            if alloca.line != self.line_no:
+                break
+            registered.add(alloca.col)
+        blanked, _ = blank_strings(self.raw[: len(code)])
+        for m in _PRETTY_MENTION.finditer(blanked):
+            if m.start() + 1 not in registered:
+                self._unregistered_mention(m.start())
+        for m in _GENERIC_MENTION.finditer(self.raw, 0, len(code)):
+            at = m.start()
+            whole_string = blanked[at] == '"' and blanked[at + 14] == '"'  # len('"memref.alloca')
+            if whole_string and at + 1 not in registered:
+                self._unregistered_mention(at)
+
+    def _unregistered_mention(self, pos: int) -> None:
+        self.diagnose(self.line_no, pos + 1,
+                      "memref.alloca appears where no op starts; not counted", self.raw)
+
+    # -- regions ---------------------------------------------------------------------
+
+    def _open_region(self) -> None:
+        parent = self.regions[-1]
+        frame = parent.cur_frame
+        if frame is None:
+            if parent.cur_order < 0:
+                # A region with no op in front of it: give it an anonymous owner.
+                self.order += 1
+                parent.cur_order = self.order
+                parent.cur_name = "<anonymous>"
+                parent.cur_results = ()
+                parent.cur_line = self.line_no
+                parent.cur_col = 1
+                parent.had_ops = True
+            name = parent.cur_name.strip('"')
+            sibling = parent.child_counts.get(name, 0)
+            parent.child_counts[name] = sibling + 1
+            frame = OpFrame(
+                name=name,
+                order=parent.cur_order,
+                line=parent.cur_line,
+                col=parent.cur_col,
+                header=parent.cur_header.strip(),
+                results=parent.cur_results,
+                parent=parent.owner,
+                sibling_index=sibling,
+                loop_like=name not in self.settings.run_once_ops,
+                chunk=len(self.chunks) - 1,
+            )
+            if parent.owner is None:
+                frame.top_index = self.top_count
+                self.top_count += 1
+            parent.cur_frame = frame
+        self.regions.append(_Region(frame, len(self.regions), self.nesting))
+        self.nesting = 0
+
+    def _close_region(self) -> None:
+        if len(self.regions) == 1:
+            return
+        region = self.regions.pop()
+        if region.cur_order >= 0:
+            self._finish_op(region)
+        end = self.order
+        if region.multi_block:
+            # Branches between blocks may loop: whatever this region defines or uses from
+            # outside stays live to its end.
+            live_end = self.live_end
+            def_depth = self.def_depth
+            for aid in [*region.alloca_ids, *(region.used or ())]:
+                if def_depth[aid] <= region.depth and live_end[aid] < end:
+                    live_end[aid] = end
+        for table, name, previous in reversed(region.undo):
+            if previous is _MISSING:
+                table.pop(name, None)
+            else:
+                table[name] = previous
+        parent = self.regions[-1]
+        if region.used:
+            outer = {aid for aid in region.used if self.def_depth[aid] < region.depth}
+            if outer:
+                if parent.used is None:
+                    parent.used = set()
+                parent.used |= outer
+        if region.owner is not None:
+            region.owner.end_order = end
+        self.nesting = region.saved_nesting
+
+    # -- file structure --------------------------------------------------------------
+
+    def _alias_definition(self, raw: str, code: str) -> None:
+        m = _ALIAS_DEF.match(raw)
+        if m is None:
+            self.diagnose(self.line_no, 1, "top-level '#' or '!' line is not an alias "
+                          "definition; skipped", raw)
+            return
+        value = raw[m.end() : len(code)].strip()
+        still_open = bracket_balance(code[m.end() :])
+        if still_open > 0:
+            self.pending_alias = (m.group(1), [value], still_open)
+            return
+        self.chunks[-1].aliases[m.group(1)] = value
+
+    def _continue_alias(self, raw: str, code: str) -> None:
+        """An alias definition spans lines until its brackets close."""
+        assert self.pending_alias is not None
+        name, parts, still_open = self.pending_alias
+        parts.append(raw[: len(code)].strip())
+        still_open += bracket_balance(code)
+        if still_open > 0 and len(parts) < _MAX_OP_LINES * 16:
+            self.pending_alias = (name, parts, still_open)
+            return
+        self.pending_alias = None
+        self.chunks[-1].aliases[name] = " ".join(parts)
+
+    def _split(self, raw: str) -> None:
+        self._end_chunk(final=False)
+        header = _DUMP_HEADER.search(raw)
+        self.chunks.append(Chunk(len(self.chunks), self.line_no + 1,
+                                 header.group(1) if header else None))
+
+    def _end_chunk(self, final: bool) -> None:
+        if self.pending_alias is not None:
+            name, parts, _ = self.pending_alias
+            self.pending_alias = None
+            self.chunks[-1].aliases[name] = " ".join(parts)
+            self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end of the "
+                          f"{'file' if final else 'chunk'}; kept as read")
+        if self.pending_alloca is not None:
+            alloca, text, _ = self.pending_alloca
+            self._alloca_failed(alloca, text, SyntaxProblem(len(text), "text ends inside the op",
+                                                            True))
+        if self.pending_brace:
+            self.pending_brace = False
+            if self.brace_kinds and self.brace_kinds[-1] == "P":
+                self.brace_kinds[-1] = "R"
+                self._open_region()
+        if len(self.regions) > 1:
+            open_frame = self.regions[1].owner
+            where = (f" (opened by {open_frame.name} at line {open_frame.line})"
+                     if open_frame else "")
+            self.diagnose(self.line_no, 1,
+                          f"{len(self.regions) - 1} region(s) still open at the end of the "
+                          f"{'file' if final else 'chunk'}{where}; closed here")
+            while len(self.regions) > 1:
+                self._close_region()
+        root = self.regions[0]
+        if root.cur_order >= 0:
+            self._finish_op(root)
+            root.cur_order = -1
+        self.regions = [_Region(None, 0, 0)]
+        self.brace_kinds.clear()
+        self.nesting = 0
+        self.tracked.clear()
+        self.constants.clear()
+
+
+def bracket_balance(code: str) -> int:
+    """Open minus closed brackets of all kinds (`->`, `>=` and `<=` are not brackets).
+
+    >>> bracket_balance("#enc = #sparse_tensor.encoding<{ map = (d0) -> (d0)")
+    2
+    >>> bracket_balance("}>")
+    -2
+    """
+    opens = code.count("<") + code.count("(") + code.count("[") + code.count("{")
+    closes = code.count(">") + code.count(")") + code.count("]") + code.count("}")
+    not_closing = code.count("->") + code.count(">=")
+    not_opening = code.count("<=")
+    return (opens - not_opening) - (closes - not_closing)
+
+
+def _passes_values_out(name: str) -> bool:
+    """Terminators whose operands become the results of the op that holds the region."""
+    return name.endswith("yield") or name == "scf.condition" or (
+        name.endswith(".return") and name != "func.return")
+
+
+# --- entry points ----------------------------------------------------------------------
+
+
+def scan_lines(path: str, lines: Iterable[str], settings: ScanSettings | None = None) -> FileScan:
+    scanner = Scanner(path, settings)
+    scanner.feed(lines)
+    return scanner.finish()
+
+
+def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = None) -> FileScan:
+    """Scan MLIR held in a string.
+
+    >>> scan = scan_text('func.func @f() {\\n  %a = memref.alloca() : memref<4xf32>\\n}')
+    >>> [(a.line, a.col, a.results, a.frames[-1].name) for a in scan.allocas]
+    [(2, 8, ('%a',), 'func.func')]
+    """
+    return scan_lines(path, text.splitlines(), settings)
+
+
+def iter_file_lines(path: str) -> Iterator[str]:
+    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+        yield from handle
+
+
+def scan_file(path: str, settings: ScanSettings | None = None) -> FileScan:
+    return scan_lines(path, iter_file_lines(path), settings)

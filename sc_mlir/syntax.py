@@ -1,0 +1,444 @@
+"""Lark parsers for the `memref.alloca` op, MLIR types and locations.
+
+The grammar files in `grammar/` are the single place where this syntax lives; this module
+loads them once (LALR, contextual lexer) and turns parse trees into plain records.
+
+>>> op = parse_alloca('%a = memref.alloca() {alignment = 64} : memref<8x128xbf16, 201> loc(#l)')
+>>> op.results, op.form, op.alignment, op.type.shape, op.type.element, op.type.params
+(('%a',), 'pretty', 64, (8, 128), ElementType(text='bf16', bits=16), ('201',))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from sc_mlir.locations import (
+    AliasLoc,
+    CallSiteLoc,
+    FileLoc,
+    FusedLoc,
+    Location,
+    NameLoc,
+    UnknownLoc,
+)
+from sc_mlir.memref import ElementType, MemRefType, parse_dimension_list, scalar
+
+
+@dataclass(frozen=True)
+class OtherType:
+    """A type that is not a memref: kept as text, with its storage width when known."""
+
+    text: str
+    bits: int | None
+
+
+ParsedType = MemRefType | OtherType
+
+
+@dataclass(frozen=True)
+class AllocaSyntax:
+    """One `memref.alloca` op as written."""
+
+    results: tuple[str, ...]
+    form: str  # "pretty" or "generic"
+    dynamic_sizes: tuple[str, ...]
+    symbol_operands: tuple[str, ...]
+    attributes: tuple[tuple[str, str | None], ...]
+    type: ParsedType
+    location: Location | None
+
+    @property
+    def alignment(self) -> int | None:
+        """The `alignment` attribute in bytes (`alignment = 64 : i64` -> 64)."""
+        for name, value in self.attributes:
+            if name == "alignment" and value is not None:
+                m = re.match(r"\s*(-?\d+)", value)
+                if m:
+                    return int(m.group(1))
+        return None
+
+
+class SyntaxProblem(ValueError):
+    """Text that does not parse: where (0-based offset into the text) and what was expected."""
+
+    def __init__(self, offset: int, message: str, incomplete: bool) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+        self.incomplete = incomplete
+
+
+# --- grammar loading -----------------------------------------------------------------
+
+
+def grammar_dir() -> Path:
+    """Where the .lark files are: inside the installed package, else the source tree."""
+    packaged = resources.files("sc_mlir") / "grammar"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "grammar"
+
+
+@cache
+def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
+    return Lark.open(
+        str(grammar_dir() / grammar),
+        parser="lalr",
+        lexer="contextual",
+        start=list(start) if isinstance(start, tuple) else start,
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def alloca_parser() -> Lark:
+    """Start symbols: alloca_op, alloca_body, result_list, location."""
+    return _parser("alloca.lark", ("alloca_op", "alloca_body", "result_list"))
+
+
+def location_parser() -> Lark:
+    return _parser("location.lark", "location")
+
+
+def type_parser() -> Lark:
+    return _parser("memref_type.lark", "type")
+
+
+# --- tree -> records -------------------------------------------------------------------
+
+
+def _rule(tree_data: Any) -> str:
+    """Imported rules carry a namespace (`memref_type__memref_type`); drop it."""
+    return str(tree_data).rsplit("__", 1)[-1]
+
+
+class _ToRecords(Transformer):
+    """Dispatches on the rule name without its namespace, so one transformer serves the
+    rules whether they were parsed directly or imported into another grammar."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        handler = getattr(self, "r_" + _rule(data), None)
+        if handler is None:
+            return Tree(data, children, meta)
+        return handler(children, meta)
+
+    def _span(self, meta: Any) -> str:
+        return self.text[meta.start_pos : meta.end_pos]
+
+    # types
+    def r_memref_type(self, children: list[Any], meta: Any) -> MemRefType:
+        dims, element, params = children
+        shape = parse_dimension_list(str(dims)) if dims is not None else ()
+        return MemRefType(self._span(meta), shape, _element(element), params)
+
+    def r_unranked_memref_type(self, children: list[Any], meta: Any) -> MemRefType:
+        _, element, params = children
+        return MemRefType(self._span(meta), None, _element(element), params)
+
+    def r_memref_params(self, children: list[Any], meta: Any) -> tuple[str, ...]:
+        return tuple(children)
+
+    def r_attribute_value(self, children: list[Any], meta: Any) -> str:
+        return self._span(meta)
+
+    def r_builtin_type(self, children: list[Any], meta: Any) -> OtherType:
+        element = scalar(str(children[0]))
+        return OtherType(element.text, element.bits)
+
+    def r_vector_type(self, children: list[Any], meta: Any) -> OtherType:
+        dims, element = children
+        shape = parse_dimension_list(str(dims)) if dims is not None else ()
+        scalable = dims is not None and "[" in str(dims)
+        bits = _element(element).bits
+        if bits is not None and not scalable:
+            for d in shape:
+                bits *= d or 0
+        return OtherType(self._span(meta), None if scalable else bits)
+
+    def r_complex_type(self, children: list[Any], meta: Any) -> OtherType:
+        bits = _element(children[0]).bits
+        return OtherType(self._span(meta), None if bits is None else 2 * bits)
+
+    def r_tensor_type(self, children: list[Any], meta: Any) -> OtherType:
+        return OtherType(self._span(meta), None)
+
+    def r_tuple_type(self, children: list[Any], meta: Any) -> OtherType:
+        return OtherType(self._span(meta), None)
+
+    def r_dialect_type(self, children: list[Any], meta: Any) -> OtherType:
+        return OtherType(self._span(meta), None)
+
+    def r_angle_group(self, children: list[Any], meta: Any) -> str:
+        return self._span(meta)
+
+    # locations
+    def r_location(self, children: list[Any], meta: Any) -> Location:
+        return children[0]
+
+    def r_unknown_loc(self, children: list[Any], meta: Any) -> Location:
+        return UnknownLoc()
+
+    def r_file_loc(self, children: list[Any], meta: Any) -> Location:
+        file, line, col, end = children
+        end_line, end_col = (None, None) if end is None else end
+        if end_line is None and end_col is not None:
+            end_line = int(line)
+        return FileLoc(_unquote(file), int(line), None if col is None else int(col),
+                       end_line, end_col)
+
+    def r_range_same_line(self, children: list[Any], meta: Any) -> tuple[None, int]:
+        return (None, int(children[0]))
+
+    def r_range_other_line(self, children: list[Any], meta: Any) -> tuple[int, int]:
+        return (int(children[0]), int(children[1]))
+
+    def r_name_loc(self, children: list[Any], meta: Any) -> Location:
+        name, child = children
+        return NameLoc(_unquote(name), child)
+
+    def r_callsite_loc(self, children: list[Any], meta: Any) -> Location:
+        return CallSiteLoc(children[0], children[1])
+
+    def r_fused_loc(self, children: list[Any], meta: Any) -> Location:
+        metadata, *parts = children
+        return FusedLoc(metadata, tuple(p for p in parts if p is not None))
+
+    def r_fused_metadata(self, children: list[Any], meta: Any) -> str:
+        return children[0]
+
+    def r_alias_loc(self, children: list[Any], meta: Any) -> Location:
+        return AliasLoc(str(children[0]))
+
+    # the op
+    def r_alloca_op(self, children: list[Any], meta: Any) -> AllocaSyntax:
+        results, body, location = children
+        return _assemble(results or (), body, location)
+
+    def r_result_list(self, children: list[Any], meta: Any) -> tuple[str, ...]:
+        return tuple(str(c) for c in children)
+
+    def r_value_uses(self, children: list[Any], meta: Any) -> tuple[str, ...]:
+        return tuple(str(c) for c in children)
+
+    def r_symbol_operands(self, children: list[Any], meta: Any) -> tuple[str, ...]:
+        return children[0] or ()
+
+    def r_pretty_alloca(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
+        sizes, symbols, alignment, attributes, parsed_type = children
+        merged = ((alignment,) if alignment else ()) + (attributes or ())
+        return ("pretty", sizes or (), symbols or (), merged, parsed_type)
+
+    def r_inline_alignment(self, children: list[Any], meta: Any) -> tuple[str, str]:
+        return ("alignment", str(children[0]))
+
+    def r_generic_alloca(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
+        sizes, properties, attributes, (_inputs, result) = children
+        merged = (properties or ()) + (attributes or ())
+        # The generic form cannot tell size operands from symbol operands without
+        # operandSegmentSizes; read it when present.
+        dynamic, symbolic = _split_generic_operands(sizes or (), merged)
+        return ("generic", dynamic, symbolic, merged, result)
+
+    def r_properties(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
+        return children[0]
+
+    def r_attr_dict(self, children: list[Any], meta: Any) -> tuple[tuple[str, str | None], ...]:
+        return tuple(c for c in children if c is not None)
+
+    def r_attr_entry(self, children: list[Any], meta: Any) -> tuple[str, str | None]:
+        name, value = children
+        return (_unquote(name) if str(name).startswith('"') else str(name), value)
+
+    def r_function_type(self, children: list[Any], meta: Any) -> tuple[Any, Any]:
+        # children: the input types (None for an empty list) then the result type(s).
+        values = [c for c in children if c is not None]
+        if not values:
+            raise ValueError("function type without a result")
+        return tuple(values[:-1]), values[-1]
+
+
+def _element(parsed: Any) -> ElementType:
+    if isinstance(parsed, MemRefType):
+        return ElementType(parsed.text, None)
+    if isinstance(parsed, OtherType):
+        return ElementType(parsed.text, parsed.bits)
+    return ElementType(str(parsed), None)
+
+
+def _unquote(token: Token | str) -> str:
+    text = str(token)
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        text = text[1:-1]
+    if "\\" in text:
+        text = re.sub(r"\\(\\|\"|n|t|[0-9A-Fa-f]{2})", _unescape_one, text)
+    return text
+
+
+def _unescape_one(m: re.Match[str]) -> str:
+    code = m.group(1)
+    simple = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
+    return simple.get(code) or chr(int(code, 16))
+
+
+_SEGMENTS = re.compile(r"(?:array<i32:\s*|dense<\[?)\s*(\d+)\s*(?:,\s*(\d+)\s*)?")
+
+
+def _split_generic_operands(
+    operands: tuple[str, ...], attributes: tuple[tuple[str, str | None], ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    for name, value in attributes:
+        if name in ("operandSegmentSizes", "operand_segment_sizes") and value:
+            m = _SEGMENTS.search(value)
+            if m:
+                n_dynamic = int(m.group(1))
+                return operands[:n_dynamic], operands[n_dynamic:]
+    return operands, ()
+
+
+# --- entry points ---------------------------------------------------------------------
+
+
+def _problem(exc: UnexpectedInput, text: str) -> SyntaxProblem:
+    if isinstance(exc, UnexpectedEOF):
+        return SyntaxProblem(len(text), f"text ends early; expected {_expected(exc.expected)}",
+                             incomplete=True)
+    if isinstance(exc, UnexpectedToken):
+        token = exc.token
+        if token.type == "$END":
+            return SyntaxProblem(len(text), f"text ends early; expected {_expected(exc.expected)}",
+                                 incomplete=True)
+        offset = token.start_pos if token.start_pos is not None else 0
+        return SyntaxProblem(offset, f"unexpected {str(token)!r}; expected "
+                             f"{_expected(exc.expected)}", incomplete=False)
+    if isinstance(exc, UnexpectedCharacters):
+        offset = exc.pos_in_stream or 0
+        return SyntaxProblem(offset, f"unexpected character {text[offset:offset + 1]!r}",
+                             incomplete=False)
+    return SyntaxProblem(0, str(exc), incomplete=False)
+
+
+_READABLE = {
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'",
+    "RBRACE": "'}'", "LESSTHAN": "'<'", "MORETHAN": "'>'", "COMMA": "','", "COLON": "':'",
+    "EQUAL": "'='", "$END": "end of text",
+}
+
+
+def _expected(names: Any) -> str:
+    readable = sorted({_READABLE.get(n, n.rsplit("__", 1)[-1]) for n in names or ()})
+    if len(readable) > 6:
+        readable = [*readable[:6], "..."]
+    return ", ".join(readable) or "more text"
+
+
+def _run(parser: Lark, text: str, start: str | None = None) -> Any:
+    try:
+        tree = parser.parse(text, start=start) if start else parser.parse(text)
+    except UnexpectedInput as exc:
+        raise _problem(exc, text) from None
+    try:
+        return _ToRecords(text).transform(tree)
+    except RecursionError:
+        raise SyntaxProblem(0, "nesting too deep to read", incomplete=False) from None
+    except Exception as exc:  # lark wraps transformer errors in VisitError
+        cause = getattr(exc, "orig_exc", exc)
+        raise SyntaxProblem(0, str(cause), incomplete=False) from None
+
+
+_BodyParts = tuple[str, tuple[str, ...], tuple[str, ...], tuple[Any, ...], ParsedType]
+
+
+def _assemble(results: tuple[str, ...], body: _BodyParts, location: Location | None
+              ) -> AllocaSyntax:
+    form, sizes, symbols, attributes, parsed_type = body
+    return AllocaSyntax(results, form, sizes, symbols, attributes, parsed_type, location)
+
+
+def parse_alloca(text: str) -> AllocaSyntax:
+    """Parse one `memref.alloca` op (result names to trailing location).
+
+    Raises SyntaxProblem, whose offset counts from the start of `text`. The result names,
+    the op body and the location are parsed (and cached) separately, with the same grammar:
+    a dump repeats one body under many names and one location under many ops.
+    """
+    parts = split_alloca_text(text)
+    if parts is None:
+        return _run(alloca_parser(), text, "alloca_op")
+    (results_text, _), (body_text, _), (loc_text, _) = parts
+    try:
+        results = _parse_results(results_text) if results_text else ()
+        body = _parse_body(body_text)
+        location = parse_location(loc_text) if loc_text else None
+    except SyntaxProblem:
+        # Report the problem as the whole-op grammar sees it, with its offset.
+        return _run(alloca_parser(), text, "alloca_op")
+    return _assemble(results, body, location)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_body(text: str) -> _BodyParts:
+    return _run(alloca_parser(), text, "alloca_body")
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_results(text: str) -> tuple[str, ...]:
+    return _run(alloca_parser(), text, "result_list")
+
+
+_RESULTS_PREFIX = re.compile(r"\s*(%[^=\"]*?)\s*=\s*")
+_LOC_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[(\[{]|[)\]}]|(?<![\w$.])loc\(')
+
+Part = tuple[str, int]
+
+
+def split_alloca_text(text: str) -> tuple[Part, Part, Part] | None:
+    """Split an op into (result names, body, trailing `loc(...)`), each with its offset.
+
+    >>> split_alloca_text('%a = memref.alloca() : memref<4xf32> loc("f":1:2)')
+    (('%a', 0), ('memref.alloca() : memref<4xf32>', 5), ('loc("f":1:2)', 37))
+    """
+    results_text, body_at = "", 0
+    if text.lstrip().startswith("%"):
+        m = _RESULTS_PREFIX.match(text)
+        if m is None:
+            return None
+        results_text, body_at = m.group(1), m.end()
+    loc_at = len(text)
+    depth = 0
+    for m in _LOC_SCAN.finditer(text, body_at):
+        token = m.group()
+        if token[0] in "([{" and len(token) == 1:
+            depth += 1
+        elif token in (")", "]", "}"):
+            depth -= 1
+        elif token == "loc(" and depth == 0:
+            loc_at = m.start()
+            break
+    body = text[body_at:loc_at].rstrip()
+    location = text[loc_at:].strip()
+    return ((results_text, text.find(results_text) if results_text else 0),
+            (body, body_at), (location, loc_at))
+
+
+@lru_cache(maxsize=1 << 16)
+def parse_location(text: str) -> Location:
+    """Parse `loc(...)`. Raises SyntaxProblem."""
+    return _run(location_parser(), text)
+
+
+@lru_cache(maxsize=1 << 12)
+def parse_type(text: str) -> ParsedType:
+    """Parse a type such as `memref<4xf32, 201>` or `f32`. Raises SyntaxProblem."""
+    return _run(type_parser(), text)
