@@ -13,11 +13,23 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from sc_mlir.dump import ALLOCATION_COLUMNS, Dump, allocation_row, example_path, load
-from sc_mlir.model import Allocation
+from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
+from sc_mlir.bounds import Config, build_bounds, find_config, parse_assignments, read_config
+from sc_mlir.dump import (
+    ALLOCATION_COLUMNS,
+    Dump,
+    LoadSettings,
+    allocation_row,
+    example_path,
+    load,
+)
+from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
+from sc_mlir.render.analysis_json import analysis_object
+from sc_mlir.render.analysis_terminal import print_analysis
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
-from sc_mlir.spaces import NAME_ALIASES
+from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
+from sc_mlir.spaces import NAME_ALIASES, SpaceMap
 
 app = typer.Typer(
     add_completion=False,
@@ -71,9 +83,31 @@ def _resolve_path(path: Path | None, example: bool) -> str:
     return str(path)
 
 
-def _load(path: str, jobs: int | None) -> Dump:
+def _config(path: Path | None) -> Config:
     try:
-        dump = load(path, jobs=jobs)
+        return read_config(path) if path is not None else find_config(Path.cwd())
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+
+
+def load_settings(config: Config) -> LoadSettings:
+    """What the config file changes in reading: space names, scope and run-once ops."""
+    try:
+        space_map = SpaceMap.default().with_overrides(config.spaces)
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {config.path}: {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
+    run_once = DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None else config.run_once_ops
+    model = ModelSettings(space_map, frozenset(scope_ops))
+    scan = ScanSettings(run_once_ops=frozenset(run_once))
+    return LoadSettings(scan, model)
+
+
+def _load(path: str, jobs: int | None, settings: LoadSettings | None = None) -> Dump:
+    try:
+        dump = load(path, jobs=jobs, settings=settings)
     except FileNotFoundError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
@@ -133,6 +167,60 @@ def allocas(
         if records:
             console.print(space_totals(records))
     print_diagnostics(_stderr(), dump.diagnostics)
+
+
+BoundOpt = Annotated[list[str] | None, typer.Option("--bound", help="SPACE=WORDS: the "
+                    "bound of a memory space (id or name), e.g. 201=65535. Repeatable.")]
+ChipOpt = Annotated[str | None, typer.Option("--chip", help="Take TileSpmem's bound from this "
+                    "chip: v5p, v6e, 7x or 8i.")]
+AlignOpt = Annotated[list[str] | None, typer.Option("--align", help="SPACE=BYTES: default "
+                     "alignment of allocas in a space (the op's own alignment wins). "
+                     "Repeatable.")]
+TopOpt = Annotated[int, typer.Option("--top", help="How many allocas to list per crossing.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Read settings from this "
+                      "file (default: ./sc-mlir.toml, else [tool.sc-mlir] in ./pyproject.toml).")]
+
+
+@app.command()
+def analyze(
+    path: PathArg = None,
+    example: ExampleOpt = False,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    space: SpaceOpt = None,
+    func: FuncOpt = None,
+    top: TopOpt = 10,
+    format: FormatOpt = Format.table,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """Say for every func and memory space whether the scratch allocations fit, and if not,
+    which allocas push the offset past the bound and whether reuse could fit them.
+
+    Exit code: 0 everything fits (or no bound is known), 1 an allocation crosses its
+    bound, 2 unusable input or a usage error.
+    """
+    source = _resolve_path(path, example)
+    settings_file = _config(config)
+    try:
+        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                              parse_assignments(align, "--align"))
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    dump = _load(source, jobs, load_settings(settings_file))
+    analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
+    analysis = analysis.select(space, func)
+    if format is Format.json:
+        sys.stdout.write(to_json(analysis_object(analysis, source)))
+    elif format is Format.csv:
+        sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
+    else:
+        print_analysis(_stdout(), analysis, source, top)
+    if format is Format.table:
+        print_diagnostics(_stderr(), dump.diagnostics)
+    raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
 
 
 def main() -> None:

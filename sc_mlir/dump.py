@@ -28,7 +28,7 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
     "file", "chunk", "module", "func", "name", "line", "col", "op_form", "type", "shape",
     "resolved_shape", "element_type", "element_bits", "num_elements", "bits", "bytes",
     "words", "memory_space", "space_id", "space_name", "layout", "alignment", "scope_op",
-    "scope_path", "scope_start", "scope_end", "order", "live_end", "core_type",
+    "scope_path", "scope_start", "scope_end", "order", "live_end", "last_use_line", "core_type",
     "dump_header", "loc_file", "loc_line", "loc_col", "loc_names",
 )
 

@@ -36,7 +36,8 @@ class Allocation:
 
     Positions: `line`/`col` are the op name's position in the dump file (1-based, as MLIR
     reports it); `order` is the op's program point (ops numbered from 1 in text order,
-    per file); `live_end` the program point of its last use; `scope_start`/`scope_end`
+    per file); `live_end` the program point of its last use (`last_use_line` its line in
+    the dump); `scope_start`/`scope_end`
     the program points where its scope op begins and ends.
     """
 
@@ -68,6 +69,7 @@ class Allocation:
     scope_end: int
     order: int
     live_end: int
+    last_use_line: int
     core_type: str | None
     dump_header: str | None
     loc: SourceLocation = UNRESOLVED
@@ -209,6 +211,7 @@ def _build_one(path: str, raw: RawAlloca, context: _ChunkContext, settings: Mode
         scope_end=scope.end_order if scope and scope.end_order >= 0 else raw.live_end,
         order=raw.order,
         live_end=raw.live_end,
+        last_use_line=raw.live_end_line,
         core_type=core_type,
         dump_header=context.chunk.header,
         loc=context.locations.resolve(syntax.location),

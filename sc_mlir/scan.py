@@ -132,6 +132,7 @@ class RawAlloca:
     syntax: AllocaSyntax | None = None
     size_constants: tuple[int | None, ...] = ()  # values of the dynamic size operands
     live_end: int = -1
+    live_end_line: int = -1  # dump line of the op at live_end
 
 
 @dataclass
@@ -285,6 +286,8 @@ class Scanner:
         self.lines = 0
         self.top_count = 0
         self.live_end: list[int] = []
+        self.live_end_line: list[int] = []
+        self.last_op_line = 0  # line of the op numbered self.order
         self.def_depth: list[int] = []
         self.tracked: dict[str, frozenset[int]] = {}
         self.constants: dict[str, int] = {}
@@ -308,7 +311,8 @@ class Scanner:
     def finish(self) -> FileScan:
         self._end_chunk(final=True)
         for alloca in self.allocas:
-            alloca.live_end = max(self.live_end[alloca.index], alloca.order)
+            alloca.live_end = self.live_end[alloca.index]
+            alloca.live_end_line = self.live_end_line[alloca.index]
         return FileScan(self.path, self.allocas, self.chunks, self.diagnostics,
                         self.line_no, self.order)
 
@@ -463,22 +467,24 @@ class Scanner:
 
     # -- ops -------------------------------------------------------------------------
 
-    def _finish_op(self, region: _Region) -> None:
+    def _extend(self, ids: Iterable[int]) -> None:
+        """These allocas are used up to the op numbered self.order."""
         end = self.order
+        live_end = self.live_end
+        for aid in ids:
+            if live_end[aid] < end:
+                live_end[aid] = end
+                self.live_end_line[aid] = self.last_op_line
+
+    def _finish_op(self, region: _Region) -> None:
         if region.cur_pending:
-            live_end = self.live_end
-            for aid in region.cur_pending:
-                if live_end[aid] < end:
-                    live_end[aid] = end
+            self._extend(region.cur_pending)
             region.cur_pending = None
         frame = region.cur_frame
         if frame is not None:
-            frame.end_order = end
+            frame.end_order = self.order
             if frame.pending:
-                live_end = self.live_end
-                for aid in frame.pending:
-                    if live_end[aid] < end:
-                        live_end[aid] = end
+                self._extend(frame.pending)
                 frame.pending = None
             region.cur_frame = None
 
@@ -486,6 +492,7 @@ class Scanner:
         if region.cur_order >= 0:
             self._finish_op(region)
         self.order += 1
+        self.last_op_line = self.line_no
         region.had_ops = True
         head = _HEAD.match(self.raw, start, end)
         if head is None:  # cannot happen for text starting with % " or a letter
@@ -605,6 +612,7 @@ class Scanner:
                            raw_text, results, frames, len(self.chunks) - 1)
         self.allocas.append(alloca)
         self.live_end.append(self.order)
+        self.live_end_line.append(self.line_no)
         self.def_depth.append(region.depth)
         region.alloca_ids.append(aid)
         ids = frozenset((aid,))
@@ -700,6 +708,7 @@ class Scanner:
             if parent.cur_order < 0:
                 # A region with no op in front of it: give it an anonymous owner.
                 self.order += 1
+                self.last_op_line = self.line_no
                 parent.cur_order = self.order
                 parent.cur_name = "<anonymous>"
                 parent.cur_results = ()
@@ -738,11 +747,9 @@ class Scanner:
         if region.multi_block:
             # Branches between blocks may loop: whatever this region defines or uses from
             # outside stays live to its end.
-            live_end = self.live_end
             def_depth = self.def_depth
-            for aid in [*region.alloca_ids, *(region.used or ())]:
-                if def_depth[aid] <= region.depth and live_end[aid] < end:
-                    live_end[aid] = end
+            self._extend(aid for aid in [*region.alloca_ids, *(region.used or ())]
+                         if def_depth[aid] <= region.depth)
         for table, name, previous in reversed(region.undo):
             if previous is _MISSING:
                 table.pop(name, None)

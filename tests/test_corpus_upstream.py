@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 
 import pytest
+from conftest import CORPUS
 
 from sc_mlir.dump import load
-from conftest import CORPUS
 
 MANIFEST = CORPUS / "upstream" / "MANIFEST.tsv"
 

@@ -1,0 +1,236 @@
+"""Per memory space of every func: scoped stack, liveness, interference, verdict.
+
+>>> import sc_mlir
+>>> analysis = sc_mlir.load(sc_mlir.example_path()).analyze()
+>>> worst = analysis.reports[0]
+>>> worst.func, worst.space_id, worst.verdict, worst.stack_peak_words, worst.liveness_peak_words
+('sc_embedding_lookup_fwd', 201, 'allocator-limited', 140704, 46880)
+>>> c = worst.crossing
+>>> c.alloca.name, c.offset_upper_bound_words, c.bound_words, c.allocating_words
+('%232', 140704, 131071, 23440)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from sc_mlir.analysis.interference import build_graph
+from sc_mlir.analysis.report import (
+    ALLOCATOR_LIMITED,
+    FITS,
+    OVERFLOW,
+    SEVERITY,
+    UNKNOWN_BOUND,
+    Contributor,
+    Crossing,
+    PlacedAlloca,
+    SpaceReport,
+    analyze_space,
+)
+from sc_mlir.bounds import Bounds
+from sc_mlir.model import Allocation
+from sc_mlir.scan import Diagnostic
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import pandas as pd
+
+    from sc_mlir.dump import Dump
+
+__all__ = [
+    "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
+    "Contributor", "Crossing", "PlacedAlloca", "SpaceReport", "analyze", "analyze_records",
+]
+
+SPACE_COLUMNS = (
+    "file", "chunk", "module", "func", "dump_header", "memory_space", "space_id",
+    "space_name", "bound_words", "bound_source", "align_bytes", "stack_peak_words",
+    "liveness_peak_words", "packed_peak_words", "verdict", "n_allocas", "n_unsized",
+    "crossing_name", "crossing_line", "crossing_upper_bound_words", "dead_reserved_words",
+    "must_free_words",
+)
+
+PLACED_COLUMNS = (
+    "file", "chunk", "func", "space_id", "space_name", "name", "line", "col", "type",
+    "words", "alignment", "order", "offset", "upper_bound", "padding", "live_start",
+    "live_end", "last_use_line", "packed_offset", "scope_op", "scope_path",
+    "on_stack_at_crossing", "live_at_peak", "loc_file", "loc_line", "loc_col",
+)
+
+
+@dataclass
+class Analysis:
+    """The result of `Dump.analyze()`: one `SpaceReport` per (file, chunk, func, space)."""
+
+    reports: list[SpaceReport]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    bounds: Bounds = field(default_factory=Bounds.default)
+
+    @cached_property
+    def spaces(self) -> pd.DataFrame:
+        """One row per (file, chunk, func, space), worst first."""
+        import pandas as pd
+
+        frame = pd.DataFrame([space_row(r) for r in self.reports], columns=list(SPACE_COLUMNS))
+        for column in ("space_id", "bound_words", "crossing_line",
+                       "crossing_upper_bound_words"):
+            frame[column] = frame[column].astype("Int64")
+        return frame
+
+    @cached_property
+    def allocations(self) -> pd.DataFrame:
+        """One row per alloca with its stack offset, live range and packed offset."""
+        import pandas as pd
+
+        rows = [placed_row(report, a) for report in self.reports for a in report.allocas]
+        frame = pd.DataFrame(rows, columns=list(PLACED_COLUMNS))
+        for column in ("space_id", "words", "alignment", "loc_line", "loc_col"):
+            frame[column] = frame[column].astype("Int64")
+        return frame
+
+    def report(self, func: str, space: int | str, file: str | None = None,
+               chunk: int | None = None) -> SpaceReport:
+        """The report for a func and space (an id, or a name such as "vmem")."""
+        matches = [r for r in self.reports if r.func == func and _space_is(r, space)
+                   and (file is None or r.file == file) and (chunk is None or r.chunk == chunk)]
+        if not matches:
+            raise KeyError(f"no allocas of func {func!r} in space {space!r}")
+        if len(matches) > 1:
+            places = ", ".join(f"{r.file} chunk {r.chunk}" for r in matches[:5])
+            raise KeyError(f"func {func!r} space {space!r} appears {len(matches)} times "
+                           f"({places}); pass file= and chunk=")
+        return matches[0]
+
+    def graph(self, func: str, space: int | str, file: str | None = None,
+              chunk: int | None = None) -> nx.Graph:
+        """The interference graph: nodes are allocas (attributes: name, words, line, ...),
+        edges join allocas live at the same time."""
+        report = self.report(func, space, file, chunk)
+        intervals = [(a.live_start, a.live_end, a.words) for a in report.allocas]
+        attributes = [
+            {"name": a.record.name, "words": a.words, "line": a.record.line,
+             "col": a.record.col, "type": a.record.type, "live_start": a.live_start,
+             "live_end": a.live_end, "offset": a.offset, "packed_offset": a.packed_offset,
+             "loc": a.record.loc.short()}
+            for a in report.allocas
+        ]
+        return build_graph(intervals, attributes)
+
+    @property
+    def worst_verdict(self) -> str | None:
+        return self.reports[0].verdict if self.reports else None
+
+    @property
+    def has_crossing(self) -> bool:
+        return any(r.verdict in (OVERFLOW, ALLOCATOR_LIMITED) for r in self.reports)
+
+    @property
+    def skipped_allocas(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.message.startswith("memref.alloca skipped")]
+
+    def select(self, spaces: Iterable[str] | None = None, funcs: Iterable[str] | None = None
+               ) -> Analysis:
+        """The same analysis restricted to some spaces and funcs (names may use wildcards)."""
+        import fnmatch
+
+        reports = self.reports
+        if spaces:
+            wanted = list(spaces)
+            reports = [r for r in reports if any(_space_is(r, s) for s in wanted)]
+        if funcs:
+            patterns = list(funcs)
+            reports = [r for r in reports
+                       if any(fnmatch.fnmatchcase(r.func, p) for p in patterns)]
+        return Analysis(reports, self.diagnostics, self.bounds)
+
+    def _repr_html_(self) -> str:
+        from sc_mlir.render.html import analysis_summary_html
+
+        return analysis_summary_html(self)
+
+
+def _space_is(report: SpaceReport, space: int | str) -> bool:
+    from sc_mlir.spaces import NAME_ALIASES
+
+    text = str(space).strip()
+    if text.lstrip("-").isdigit():
+        return report.space_id == int(text)
+    lowered = text.lower()
+    if lowered in NAME_ALIASES:
+        return report.space_id == NAME_ALIASES[lowered]
+    return lowered in (report.space_name.lower(), (report.memory_space or "").lower())
+
+
+def space_row(report: SpaceReport) -> dict[str, object]:
+    crossing = report.crossing
+    return {
+        "file": report.file, "chunk": report.chunk, "module": report.module,
+        "func": report.func, "dump_header": report.dump_header,
+        "memory_space": report.memory_space, "space_id": report.space_id,
+        "space_name": report.space_name, "bound_words": report.bound_words,
+        "bound_source": report.bound_source, "align_bytes": report.align_bytes,
+        "stack_peak_words": report.stack_peak_words,
+        "liveness_peak_words": report.liveness_peak_words,
+        "packed_peak_words": report.packed_peak_words, "verdict": report.verdict,
+        "n_allocas": len(report.allocas), "n_unsized": len(report.unsized),
+        "crossing_name": crossing.alloca.name if crossing else None,
+        "crossing_line": crossing.alloca.record.line if crossing else None,
+        "crossing_upper_bound_words": crossing.offset_upper_bound_words if crossing else None,
+        "dead_reserved_words": crossing.dead_reserved_words if crossing else 0,
+        "must_free_words": report.must_free_words,
+    }
+
+
+def placed_row(report: SpaceReport, placed: PlacedAlloca) -> dict[str, object]:
+    r = placed.record
+    return {
+        "file": r.file, "chunk": r.chunk, "func": r.func, "space_id": r.space_id,
+        "space_name": r.space_name, "name": r.name, "line": r.line, "col": r.col,
+        "type": r.type, "words": r.words, "alignment": r.alignment, "order": r.order,
+        "offset": placed.offset, "upper_bound": placed.upper_bound,
+        "padding": placed.padding, "live_start": placed.live_start,
+        "live_end": placed.live_end, "last_use_line": r.last_use_line,
+        "packed_offset": placed.packed_offset, "scope_op": r.scope_op,
+        "scope_path": r.scope_path, "on_stack_at_crossing": placed.on_stack_at_crossing,
+        "live_at_peak": placed.live_at_peak, "loc_file": r.loc.file,
+        "loc_line": r.loc.line, "loc_col": r.loc.col,
+    }
+
+
+def group_key(record: Allocation) -> tuple[str, int, str, str, str]:
+    return (record.file, record.chunk, record.module, record.func, record.space_key)
+
+
+def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
+    groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
+    for record in records:
+        groups[group_key(record)].append(record)
+    reports = [analyze_space(sorted(group, key=lambda r: r.order), bounds)
+               for group in groups.values()]
+    reports.sort(key=lambda r: (r.severity, r.file, r.chunk, r.func, r.space_label))
+    return reports
+
+
+def analyze(dump: Dump, bounds: Bounds | Mapping[str, int] | None = None, *,
+            chip: str | None = None, align: Mapping[str, int] | None = None) -> Analysis:
+    """Analyse every (func, memory space) of a dump.
+
+    `bounds` is a `Bounds`, or a mapping such as `{"201": 65535, "spmem": 131071}` applied on
+    top of the built-in table; `chip` picks TileSpmem's bound from the per-chip table;
+    `align` maps spaces to a default alignment in bytes.
+    """
+    if isinstance(bounds, Bounds):
+        table = bounds
+    else:
+        table = Bounds.default()
+        if chip:
+            table = table.with_chip(chip)
+        if bounds:
+            table = table.with_bounds(dict(bounds), "analyze(bounds=...)")
+    if align:
+        table = table.with_alignments(dict(align), "analyze(align=...)")
+    return Analysis(analyze_records(dump.records, table), list(dump.diagnostics), table)

@@ -1,0 +1,45 @@
+"""Liveness: each alloca is live from its op to its last use (inclusive program points).
+
+The largest sum of live words over all program points is the lower bound any allocator
+needs for the space.
+
+>>> peak = liveness_peak([(1, 4, 10), (3, 6, 5), (5, 9, 7)])
+>>> peak.words, peak.point, peak.live
+(15, 3, (0, 1))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LivenessPeak:
+    words: int
+    point: int | None  # a program point where the peak is reached (the first one)
+    live: tuple[int, ...]  # indices of the intervals live there
+
+
+def liveness_peak(intervals: Sequence[tuple[int, int, int]]) -> LivenessPeak:
+    """`intervals` are (start, end, words) with start <= end, both inclusive."""
+    events: list[tuple[int, int]] = []
+    for start, end, words in intervals:
+        events.append((start, words))
+        events.append((end + 1, -words))
+    # At one point, ends (negative) are applied before starts.
+    events.sort(key=lambda e: (e[0], e[1] >= 0))
+    current = peak = 0
+    point: int | None = None
+    for position, delta in events:
+        current += delta
+        if delta > 0 and current > peak:
+            peak, point = current, position
+    if point is None:
+        return LivenessPeak(0, None, ())
+    live = tuple(i for i, (s, e, _) in enumerate(intervals) if s <= point <= e)
+    return LivenessPeak(peak, point, live)
+
+
+def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]

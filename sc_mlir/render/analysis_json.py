@@ -1,0 +1,82 @@
+"""The analysis as JSON-ready data: the stable contract documented in README.md."""
+
+from __future__ import annotations
+
+from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
+from sc_mlir.locations import SourceLocation
+from sc_mlir.scan import Diagnostic
+
+
+def location(loc: SourceLocation) -> dict[str, object]:
+    return {"file": loc.file, "line": loc.line, "col": loc.col, "names": list(loc.names)}
+
+
+def alloca_brief(placed: PlacedAlloca) -> dict[str, object]:
+    r = placed.record
+    return {"name": r.name, "words": r.words, "line": r.line, "col": r.col,
+            "last_use_line": r.last_use_line, "loc": location(r.loc)}
+
+
+def diagnostic(d: Diagnostic) -> dict[str, object]:
+    return {"file": d.file, "line": d.line, "col": d.col, "message": d.message,
+            "quote": d.quote}
+
+
+def space_object(report: SpaceReport) -> dict[str, object]:
+    crossing = None
+    if report.crossing is not None:
+        c = report.crossing
+        r = c.alloca.record
+        crossing = {
+            "name": r.name,
+            "words": r.words,
+            "type": r.type,
+            "offset_upper_bound_words": c.offset_upper_bound_words,
+            "bound_words": c.bound_words,
+            "allocating_words": c.allocating_words,
+            "file": r.file,
+            "line": r.line,
+            "col": r.col,
+            "loc": location(r.loc),
+            "contributors": [
+                {**alloca_brief(x.alloca), "cumulative_percent": round(x.cumulative_percent, 2),
+                 "live": x.live}
+                for x in c.contributors
+            ],
+            "dead_reserved_words": c.dead_reserved_words,
+            "dead_reserved": [alloca_brief(x.alloca) for x in c.dead_reserved],
+            "removal": [alloca_brief(a) for a in c.removal],
+        }
+    return {
+        "file": report.file,
+        "chunk": report.chunk,
+        "module": report.module,
+        "func": report.func,
+        "dump_header": report.dump_header,
+        "memory_space": report.memory_space,
+        "space_id": report.space_id,
+        "space_name": report.space_name,
+        "bound_words": report.bound_words,
+        "bound_source": report.bound_source,
+        "alignment_bytes": report.align_bytes,
+        "alignment_source": report.align_source,
+        "stack_peak_words": report.stack_peak_words,
+        "liveness_peak_words": report.liveness_peak_words,
+        "packed_peak_words": report.packed_peak_words,
+        "verdict": report.verdict,
+        "n_allocas": len(report.allocas),
+        "unsized_allocas": [{"name": r.name, "line": r.line, "type": r.type}
+                            for r in report.unsized],
+        "must_free_words": report.must_free_words,
+        "live_at_peak": [alloca_brief(a) for a in report.live_at_peak],
+        "crossing": crossing,
+    }
+
+
+def analysis_object(analysis: Analysis, path: str) -> dict[str, object]:
+    return {
+        "path": path,
+        "spaces": [space_object(r) for r in analysis.reports],
+        "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
+        "skipped_allocas": len(analysis.skipped_allocas),
+    }

@@ -1,0 +1,163 @@
+"""The analysis for a terminal: the worst (func, space) first, explained; then a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from sc_mlir.analysis import (
+    ALLOCATOR_LIMITED,
+    FITS,
+    OVERFLOW,
+    UNKNOWN_BOUND,
+    Analysis,
+    SpaceReport,
+)
+from sc_mlir.render.terminal import short_path
+
+STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
+         FITS: "green"}
+MARK = {OVERFLOW: "✗", ALLOCATOR_LIMITED: "✗", UNKNOWN_BOUND: "?", FITS: "✓"}
+
+
+def n(words: int | None) -> str:
+    return "?" if words is None else f"{words:,}"
+
+
+def source_of(record) -> str:
+    loc = record.loc
+    text = loc.short()
+    if loc.names:
+        text += "  (" + " > ".join(loc.names[-2:]) + ")"
+    return text
+
+
+def headline(report: SpaceReport, base: str) -> Text:
+    where = short_path(report.file, base)
+    if report.dump_header:
+        where += f" [after {report.dump_header}]"
+    text = Text()
+    text.append(f"{MARK[report.verdict]} {report.verdict}", style=STYLE[report.verdict])
+    text.append(f"  func {report.func or '(none)'}", style="bold")
+    text.append(f"  space {report.space_label}  ")
+    text.append(where, style="dim")
+    return text
+
+
+def _para(text: str, style: str = "") -> Padding:
+    return Padding(Text(text, style=style), (0, 0, 0, 2))
+
+
+def explain(report: SpaceReport, base: str, top: int) -> RenderableType:
+    """Why a (func, space) crosses its bound, in numbers a user can check in the dump."""
+    parts: list[RenderableType] = [headline(report, base)]
+    c = report.crossing
+    bound = report.bound_words
+    if c is None or bound is None:
+        return Group(*parts)
+    r = c.alloca.record
+    parts.append(_para(
+        f"The scoped stack reaches {n(c.offset_upper_bound_words)} words when {c.alloca.name} "
+        f"({n(r.words)} words, {r.type}) is allocated at {short_path(r.file, base)}:{r.line}:"
+        f"{r.col}, from {source_of(r) or 'an unknown location'}."))
+    parts.append(_para(
+        f"Bound: {n(bound)} words ({report.bound_source}); alignment {report.align_bytes} "
+        f"bytes unless the op says otherwise ({report.align_source})."))
+    parts.append(_para(
+        f"As the compiler prints it: offset upper bound ({c.offset_upper_bound_words} words) "
+        f"exceeds the legitimate user allocatable offset upper bound ({c.bound_words} words) in "
+        f"memory space {report.space_id if report.space_id is not None else report.space_name}"
+        f" when allocating {c.allocating_words} words.", style="dim"))
+    if report.verdict == ALLOCATOR_LIMITED:
+        parts.append(_para(
+            f"True liveness peak: {n(report.liveness_peak_words)} words (a packed assignment "
+            f"needs {n(report.packed_peak_words)}): reuse would fit. The scopes keep "
+            f"{n(c.dead_reserved_words)} words reserved for {len(c.dead_reserved)} alloca(s) "
+            f"already past their last use.", style="yellow"))
+    else:
+        parts.append(_para(
+            f"Even with perfect reuse the liveness peak is {n(report.liveness_peak_words)} "
+            f"words: at least {n(report.must_free_words)} words must go.", style="red"))
+    if c.removal:
+        names = ", ".join(f"{a.name} ({n(a.words)})" for a in c.removal)
+        parts.append(_para(f"Fewest allocas to remove (largest first) to pass this point: "
+                          f"{names}."))
+    table = Table(title="allocas on the stack at the crossing, largest first",
+                  title_justify="left", header_style="bold", box=None, padding=(0, 1))
+    table.add_column("name", no_wrap=True)
+    table.add_column("words", justify="right", no_wrap=True)
+    table.add_column("cum %", justify="right", no_wrap=True)
+    table.add_column("live?", no_wrap=True)
+    table.add_column("line", justify="right", no_wrap=True)
+    table.add_column("last use", justify="right", no_wrap=True)
+    table.add_column("source", overflow="fold")
+    for x in c.contributors[:top]:
+        rec = x.alloca.record
+        table.add_row(x.alloca.name, n(x.alloca.words), f"{x.cumulative_percent:.1f}",
+                      "live" if x.live else "dead", str(rec.line), str(rec.last_use_line),
+                      source_of(rec))
+    if len(c.contributors) > top:
+        rest = c.contributors[top:]
+        table.add_row(f"+{len(rest)} more", n(sum(x.alloca.words for x in rest)), "", "", "",
+                      "", "")
+    parts.append(Padding(table, (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
+    """One compact table per file, rows worst first; fits an 80-column terminal."""
+    by_file: dict[str, list[SpaceReport]] = {}
+    for r in reports:
+        by_file.setdefault(r.file, []).append(r)
+    tables = []
+    for file, rows in by_file.items():
+        table = Table(title=short_path(file, base), title_justify="left", header_style="bold",
+                      box=None, padding=(0, 1), pad_edge=False)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("func", overflow="fold", ratio=1)
+        table.add_column("space", no_wrap=True)
+        table.add_column("bound", justify="right", no_wrap=True)
+        table.add_column("stack", justify="right", no_wrap=True)
+        table.add_column("live", justify="right", no_wrap=True)
+        table.add_column("packed", justify="right", no_wrap=True)
+        table.add_column("n", justify="right", no_wrap=True)
+        for r in rows:
+            func = (r.func or "(none)") + (f" [chunk {r.chunk}]" if r.chunk else "")
+            space = str(r.space_id) if r.space_id is not None else r.space_name
+            table.add_row(Text(r.verdict, style=STYLE[r.verdict]), func, space,
+                          n(r.bound_words), n(r.stack_peak_words), n(r.liveness_peak_words),
+                          n(r.packed_peak_words),
+                          str(len(r.allocas)) + ("*" if r.unsized else ""))
+        tables.append(table)
+    return tables
+
+
+def print_analysis(console: Console, analysis: Analysis, base: str, top: int) -> None:
+    reports = analysis.reports
+    counts = Counter(r.verdict for r in reports)
+    tally = ", ".join(f"{counts[v]} {v}" for v in (OVERFLOW, ALLOCATOR_LIMITED, UNKNOWN_BOUND,
+                                                    FITS) if counts[v])
+    console.print(Text(f"{len(reports)} (func, memory space) pair(s) in {base}: {tally or 'none'}",
+                       style="bold"))
+    for report in reports:
+        if report.crossing is not None:
+            console.print()
+            console.print(explain(report, base, top))
+    console.print()
+    console.print(Text("every (func, memory space), worst first; words; stack = scoped-stack "
+                       "peak, live = liveness peak (the least any allocator needs), packed = "
+                       "greedy reuse", style="bold"))
+    for table in summary_tables(reports, base):
+        console.print(table)
+    if any(r.unsized for r in reports):
+        console.print(Text("* some allocas have no static size and are not counted",
+                           style="dim"))
+    unknown = [r for r in reports if r.verdict == UNKNOWN_BOUND]
+    if unknown:
+        spaces = sorted({r.space_label for r in unknown})
+        console.print(Text(f"No bound is known for {', '.join(spaces)}: give one with --bound "
+                           "SPACE=WORDS (or --chip for TileSpmem).", style="dim"))

@@ -1,0 +1,168 @@
+"""`sc-mlir analyze` as a user runs it: verdicts, the JSON contract, bounds and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from sc_mlir.cli import app
+
+runner = CliRunner()
+GOLDEN = FIXTURES / "golden"
+
+
+def run(*args: str, columns: int = 120):
+    return runner.invoke(app, list(args), env={"COLUMNS": str(columns)})
+
+
+def analyze_json(*args: str) -> tuple[int, dict]:
+    result = run("analyze", *args, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("name", ["sc_vec_over_bound_nested.mlir",
+                                  "sc_vec_over_bound_nested.generic.mlir"])
+def test_the_real_over_bound_kernel_is_allocator_limited(mosaic, name):
+    code, out = analyze_json(str(mosaic / name))
+    assert code == 1
+    [space] = [s for s in out["spaces"] if s["space_id"] == 201]
+    assert space["verdict"] == "allocator-limited"
+    assert space["bound_words"] == 131071 and space["stack_peak_words"] == 140704
+    crossing = space["crossing"]
+    assert crossing["words"] == 23440 and crossing["offset_upper_bound_words"] == 140704
+    assert crossing["allocating_words"] == 23440
+    assert crossing["loc"]["file"] == "pallas_kernels.py" and crossing["loc"]["line"] == 408
+    # Each buffer is last used by the next scope's copy: at most two are live at once.
+    assert space["liveness_peak_words"] == 2 * 23440
+    assert space["liveness_peak_words"] < space["bound_words"] / 2
+
+
+@pytest.mark.parametrize("name", ["sc_vec_siblings_under_bound.mlir",
+                                  "sc_vec_siblings_under_bound.generic.mlir"])
+def test_sibling_scopes_that_never_pass_the_bound_fit(mosaic, name):
+    code, out = analyze_json(str(mosaic / name))
+    assert code == 0
+    assert [s["verdict"] for s in out["spaces"]] == ["fits"]
+    assert out["spaces"][0]["stack_peak_words"] == 100000
+
+
+def test_json_contract_keys(mosaic):
+    _, out = analyze_json(str(mosaic / "sc_vec_over_bound_nested.mlir"))
+    assert {"spaces", "diagnostics", "skipped_allocas"} <= set(out)
+    space = out["spaces"][0]
+    assert {"file", "func", "memory_space", "space_id", "space_name", "bound_words",
+            "stack_peak_words", "liveness_peak_words", "packed_peak_words", "verdict",
+            "n_allocas", "crossing"} <= set(space)
+    assert {"name", "words", "offset_upper_bound_words", "line", "col", "loc",
+            "contributors"} <= set(space["crossing"])
+    assert {"name", "words", "line"} <= set(space["crossing"]["contributors"][0])
+    assert space["memory_space"] == "#tpu.memory_space<vmem>"
+
+
+def test_the_table_leads_with_the_worst_and_names_the_crossing():
+    result = run("analyze", "--example")
+    assert result.exit_code == 1
+    out = result.stdout
+    assert out.index("allocator-limited") < out.index("fits")
+    assert "140,704" in out and "131,071" in out and "%232" in out
+    assert "model/embedding.py:89:12" in out
+    assert "when allocating 23440 words" in out
+
+
+def test_exit_0_when_everything_fits_or_the_bound_is_unknown():
+    assert run("analyze", "--example", "--func", "sc_embedding_update").exit_code == 0
+    assert run("analyze", "--example", "--space", "spmem").exit_code == 0
+
+
+def test_exit_2_for_unusable_input_and_bad_options(tmp_path):
+    assert run("analyze", str(tmp_path / "missing")).exit_code == 2
+    assert run("analyze", "--example", "--bound", "201").exit_code == 2
+    assert run("analyze", "--example", "--bound", "201=lots").exit_code == 2
+    assert run("analyze", "--example", "--chip", "v9").exit_code == 2
+    assert run("analyze").exit_code == 2
+
+
+def test_bound_option_by_id_or_name_and_chip():
+    _, out = analyze_json("--example", "--func", "sc_embedding_lookup_fwd", "--space", "201",
+                          "--bound", "tile_spmem=200000")
+    assert out["spaces"][0]["verdict"] == "fits"
+    assert out["spaces"][0]["bound_source"] == "--bound"
+    _, out = analyze_json("--example", "--func", "sc_embedding_update", "--chip", "v6e")
+    assert out["spaces"][0]["bound_words"] == 65535
+    assert out["spaces"][0]["bound_source"] == "chip v6e"
+    # v6e's 65535 words still hold the 46880 live words: reuse would fit there too.
+    _, out = analyze_json("--example", "--func", "sc_embedding_lookup_fwd", "--space", "201",
+                          "--chip", "v6e")
+    assert out["spaces"][0]["verdict"] == "allocator-limited"
+    _, out = analyze_json("--example", "--space", "vmem", "--bound", "vmem=1000")
+    assert out["spaces"][0]["verdict"] == "overflow"
+    assert out["spaces"][0]["must_free_words"] == 24
+
+
+def test_alignment_option_is_reported_and_used():
+    _, out = analyze_json(str(GOLDEN / "nested_scopes.mlir"), "--align", "201=64")
+    space = out["spaces"][0]
+    assert space["alignment_bytes"] == 64 and space["alignment_source"] == "--align"
+    # 16-word alignment: %a 0..100, %b at 112..312, %c at 320..620.
+    assert space["stack_peak_words"] == 620
+
+
+def test_config_file_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sc-mlir.toml").write_text('chip = "v6e"\n[bounds]\nspmem = 1000\n'
+                                           '[align]\n202 = 64\n')
+    _, out = analyze_json(str(FIXTURES / "sample"), "--space", "202")
+    assert out["spaces"][0]["bound_words"] == 1000
+    assert out["spaces"][0]["bound_source"].startswith("config")
+    _, out = analyze_json(str(FIXTURES / "sample"), "--func", "sc_embedding_update")
+    assert out["spaces"][0]["bound_words"] == 65535
+    # The command line wins over the file.
+    _, out = analyze_json(str(FIXTURES / "sample"), "--space", "202", "--bound", "202=7")
+    assert out["spaces"][0]["bound_words"] == 7
+
+
+def test_config_in_pyproject_and_space_overrides(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.sc-mlir]\n[tool.sc-mlir.spaces]\n"#tpu.memory_space<vmem>" = "tile_spmem"\n')
+    _, out = analyze_json(str(FIXTURES / "sample"), "--func", "tc_epilogue")
+    assert out["spaces"][0]["space_id"] == 201
+
+
+def test_a_broken_config_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sc-mlir.toml").write_text("[bounds]\n201 = 'many'\n")
+    assert run("analyze", "--example").exit_code == 2
+
+
+def test_csv_has_one_row_per_func_and_space():
+    lines = run("analyze", "--example", "-f", "csv").stdout.splitlines()
+    assert lines[0].startswith("file,chunk,module,func,dump_header,memory_space,space_id")
+    assert len(lines) == 1 + 6
+
+
+def test_top_limits_the_contributors_listed():
+    out = run("analyze", "--example", "--top", "2").stdout
+    assert "+5 more" in out
+
+
+def test_an_empty_run_once_list_extends_every_nested_use(tmp_path, monkeypatch, mosaic):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sc-mlir.toml").write_text("run_once_ops = []\n")
+    _, out = analyze_json(str(mosaic / "sc_vec_over_bound_nested.mlir"))
+    # Every buffer is then live to the end of the region holding its last use: all six
+    # at once (the 64-word buffer is only used directly, before the nest begins).
+    assert out["spaces"][0]["liveness_peak_words"] == 6 * 23440
+    assert out["spaces"][0]["verdict"] == "overflow"
+
+
+def test_scope_ops_from_the_config_replace_the_list(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sc-mlir.toml").write_text('scope_ops = ["func.func"]\n')
+    _, out = analyze_json(str(GOLDEN / "nested_scopes.mlir"))
+    # No tpu.region pops any more: 100 + 200 + 300 + 50 + 10.
+    assert out["spaces"][0]["stack_peak_words"] == 660
