@@ -23,9 +23,12 @@ from sc_mlir.dump import (
     example_path,
     load,
 )
+from sc_mlir.explain import bounds_from_failures, explain_all
+from sc_mlir.logs import read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object
 from sc_mlir.render.analysis_terminal import print_analysis
+from sc_mlir.render.explain_render import explanation_object, print_explanations
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
@@ -179,6 +182,8 @@ AlignOpt = Annotated[list[str] | None, typer.Option("--align", help="SPACE=BYTES
 TopOpt = Annotated[int, typer.Option("--top", help="How many allocas to list per crossing.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Read settings from this "
                       "file (default: ./sc-mlir.toml, else [tool.sc-mlir] in ./pyproject.toml).")]
+LogOpt = Annotated[Path | None, typer.Option("--log", help="A compile log: take the bounds "
+                   "from the allocation failures it reports.")]
 
 
 @app.command()
@@ -193,6 +198,7 @@ def analyze(
     top: TopOpt = 10,
     format: FormatOpt = Format.table,
     config: ConfigOpt = None,
+    log: LogOpt = None,
     jobs: JobsOpt = None,
 ) -> None:
     """Say for every func and memory space whether the scratch allocations fit, and if not,
@@ -209,6 +215,8 @@ def analyze(
     except ValueError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
+    if log is not None:
+        bounds = bounds_from_failures(_read_log(log), bounds, f"log {log}")
     dump = _load(source, jobs, load_settings(settings_file))
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     analysis = analysis.select(space, func)
@@ -221,6 +229,54 @@ def analyze(
     if format is Format.table:
         print_diagnostics(_stderr(), dump.diagnostics)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
+
+
+def _read_log(path: Path) -> list:
+    try:
+        return read_log(str(path))
+    except OSError as exc:
+        _stderr().print(f"[red]error:[/red] cannot read {path}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+
+
+LogArg = Annotated[Path, typer.Argument(help="A compile log: plain text, with ANSI colours, "
+                   "a Python traceback, JSON lines, or wrapped by a log collector.")]
+DumpOpt = Annotated[Path | None, typer.Option("--dump", help="The dump directory of the same "
+                    "compile (--xla_sc_dump_mlir_to=DIR).")]
+
+
+class ExplainFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def explain(
+    log: LogArg,
+    dump: DumpOpt = None,
+    format: Annotated[ExplainFormat, typer.Option("--format", "-f")] = ExplainFormat.table,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """Find every SparseCore allocation failure in a compile log, match it to the allocas
+    of the dump, check the numbers with the stack simulation, and say what to do.
+
+    Exit code: 0 no failure in the log, 1 failures found, 2 unusable input.
+    """
+    failures = _read_log(log)
+    settings_file = _config(config)
+    try:
+        base = build_bounds(settings_file, None, {}, {})
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    loaded = _load(str(dump), jobs, load_settings(settings_file)) if dump and failures else None
+    explanations = explain_all(failures, loaded, base, log_name=log.name)
+    if format is ExplainFormat.json:
+        sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
+    else:
+        print_explanations(_stdout(), explanations, str(log), str(dump or log))
+    raise typer.Exit(EXIT_CROSSING if explanations else EXIT_OK)
 
 
 def main() -> None:

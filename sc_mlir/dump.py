@@ -29,6 +29,7 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
     "resolved_shape", "element_type", "element_bits", "num_elements", "bits", "bytes",
     "words", "memory_space", "space_id", "space_name", "layout", "alignment", "scope_op",
     "scope_path", "scope_start", "scope_end", "order", "live_end", "last_use_line", "core_type",
+    "scratch_operands",
     "dump_header", "loc_file", "loc_line", "loc_col", "loc_names",
 )
 

@@ -71,6 +71,7 @@ class Allocation:
     live_end: int
     last_use_line: int
     core_type: str | None
+    scratch_operands: int | None  # the func's Pallas `scratch_operands` count, if printed
     dump_header: str | None
     loc: SourceLocation = UNRESOLVED
 
@@ -89,6 +90,7 @@ _PRETTY_SYMBOL = re.compile(
 )
 _GENERIC_SYMBOL = re.compile(r'\bsym_name\s*=\s*"((?:[^"\\]|\\.)*)"')
 _CORE_TYPE = re.compile(r"tpu\.core_type\s*=\s*#tpu\.core_type<\s*(\w+)\s*>")
+_SCRATCH_OPERANDS = re.compile(r"\bscratch_operands\s*=\s*(\d+)")
 
 
 def frame_symbol(frame: OpFrame) -> str | None:
@@ -162,8 +164,10 @@ def _build_one(path: str, raw: RawAlloca, context: _ChunkContext, settings: Mode
         module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
     else:
         module = ""
-    core_match = _CORE_TYPE.search(func_frame.attribute_text()) if func_frame else None
+    func_attributes = func_frame.attribute_text() if func_frame else ""
+    core_match = _CORE_TYPE.search(func_attributes)
     core_type = core_match.group(1) if core_match else None
+    scratch_match = _SCRATCH_OPERANDS.search(func_attributes)
 
     scope = next((f for f in reversed(frames) if f.name in settings.scope_ops), None)
     if scope is None:
@@ -213,6 +217,7 @@ def _build_one(path: str, raw: RawAlloca, context: _ChunkContext, settings: Mode
         live_end=raw.live_end,
         last_use_line=raw.live_end_line,
         core_type=core_type,
+        scratch_operands=int(scratch_match.group(1)) if scratch_match else None,
         dump_header=context.chunk.header,
         loc=context.locations.resolve(syntax.location),
     )
