@@ -15,6 +15,13 @@ from rich.console import Console
 
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
 from sc_mlir.bounds import Config, build_bounds, find_config, parse_assignments, read_config
+from sc_mlir.diff import (
+    SpaceView,
+    diff_views,
+    is_saved_analysis,
+    views_from_analysis,
+    views_from_json,
+)
 from sc_mlir.dump import (
     ALLOCATION_COLUMNS,
     Dump,
@@ -28,6 +35,7 @@ from sc_mlir.logs import read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object
 from sc_mlir.render.analysis_terminal import print_analysis
+from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
@@ -277,6 +285,65 @@ def explain(
     else:
         print_explanations(_stdout(), explanations, str(log), str(dump or log))
     raise typer.Exit(EXIT_CROSSING if explanations else EXIT_OK)
+
+
+class FailOn(StrEnum):
+    overflow = "overflow"
+    regression = "regression"
+
+
+def _views(path: Path, bounds, settings: LoadSettings, jobs: int | None
+           ) -> list[SpaceView]:
+    if is_saved_analysis(str(path)):
+        try:
+            return views_from_json(str(path))
+        except (ValueError, KeyError, OSError) as exc:
+            _stderr().print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_UNUSABLE) from None
+    dump = _load(str(path), jobs, settings)
+    analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
+    return views_from_analysis(analysis, str(path))
+
+
+@app.command()
+def diff(
+    before: Annotated[Path, typer.Argument(help="The dump (or file, or saved analysis "
+                                           "JSON) before the change.")],
+    after: Annotated[Path, typer.Argument(help="The same after the change.")],
+    space: SpaceOpt = None,
+    format: FormatOpt = Format.table,
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
+                       "AFTER still crosses a bound; regression: exit 1 if any (func, space) "
+                       "stack peak grew.")] = None,
+    top: TopOpt = 20,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """Compare two dumps after a config change: which buffers changed and by how much,
+    and whether it now fits. Deltas are AFTER minus BEFORE ("+" grew in AFTER)."""
+    settings_file = _config(config)
+    try:
+        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                              parse_assignments(align, "--align"))
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    settings = load_settings(settings_file)
+    result = diff_views(_views(before, bounds, settings, jobs),
+                        _views(after, bounds, settings, jobs), str(before), str(after))
+    result = result.select(space)
+    if format is Format.json:
+        sys.stdout.write(to_json(diff_object(result, top=None)))
+    elif format is Format.csv:
+        sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
+    else:
+        print_diff(_stdout(), result, top)
+    failed = (fail_on is FailOn.overflow and result.after_crosses) or (
+        fail_on is FailOn.regression and result.regressed)
+    raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
 
 
 def main() -> None:

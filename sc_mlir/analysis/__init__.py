@@ -55,10 +55,11 @@ SPACE_COLUMNS = (
 )
 
 PLACED_COLUMNS = (
-    "file", "chunk", "func", "space_id", "space_name", "name", "line", "col", "type",
-    "words", "alignment", "order", "offset", "upper_bound", "padding", "live_start",
-    "live_end", "last_use_line", "packed_offset", "scope_op", "scope_path",
-    "on_stack_at_crossing", "live_at_peak", "loc_file", "loc_line", "loc_col",
+    "file", "chunk", "module", "func", "memory_space", "space_id", "space_name", "name",
+    "line", "col", "type", "element_type", "shape", "words", "alignment", "order", "offset",
+    "upper_bound", "padding", "live_start", "live_end", "last_use_line", "packed_offset",
+    "scope_op", "scope_path", "on_stack_at_crossing", "live_at_peak", "loc_file", "loc_line",
+    "loc_col", "loc_names",
 )
 
 
@@ -186,18 +187,22 @@ def space_row(report: SpaceReport) -> dict[str, object]:
 
 
 def placed_row(report: SpaceReport, placed: PlacedAlloca) -> dict[str, object]:
+    """An alloca of a report as a flat row (lists for the shape and the name chain)."""
     r = placed.record
     return {
-        "file": r.file, "chunk": r.chunk, "func": r.func, "space_id": r.space_id,
-        "space_name": r.space_name, "name": r.name, "line": r.line, "col": r.col,
-        "type": r.type, "words": r.words, "alignment": r.alignment, "order": r.order,
+        "file": r.file, "chunk": r.chunk, "module": r.module, "func": r.func,
+        "memory_space": r.memory_space, "space_id": r.space_id, "space_name": r.space_name,
+        "name": r.name, "line": r.line, "col": r.col, "type": r.type,
+        "element_type": r.element_type,
+        "shape": list(r.shape) if r.shape is not None else None,
+        "words": r.words, "alignment": r.alignment, "order": r.order,
         "offset": placed.offset, "upper_bound": placed.upper_bound,
         "padding": placed.padding, "live_start": placed.live_start,
         "live_end": placed.live_end, "last_use_line": r.last_use_line,
         "packed_offset": placed.packed_offset, "scope_op": r.scope_op,
         "scope_path": r.scope_path, "on_stack_at_crossing": placed.on_stack_at_crossing,
         "live_at_peak": placed.live_at_peak, "loc_file": r.loc.file,
-        "loc_line": r.loc.line, "loc_col": r.loc.col,
+        "loc_line": r.loc.line, "loc_col": r.loc.col, "loc_names": list(r.loc.names),
     }
 
 

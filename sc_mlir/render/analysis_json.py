@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
+from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport, placed_row
 from sc_mlir.locations import SourceLocation
 from sc_mlir.scan import Diagnostic
 
@@ -77,6 +77,7 @@ def analysis_object(analysis: Analysis, path: str) -> dict[str, object]:
     return {
         "path": path,
         "spaces": [space_object(r) for r in analysis.reports],
+        "allocations": [placed_row(r, a) for r in analysis.reports for a in r.allocas],
         "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
         "skipped_allocas": len(analysis.skipped_allocas),
     }

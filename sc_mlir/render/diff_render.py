@@ -1,0 +1,146 @@
+"""A diff, rendered. Every rendering names the direction: BEFORE -> AFTER, and signed
+deltas where "+" means the value grew in AFTER."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sc_mlir.diff import KIND, Added, DiffResult, Edit, Removed, SpaceChange
+
+# Short verdict words for narrow terminal tables (JSON keeps the full ones).
+SHORT = {"allocator-limited": "limited", "unknown-bound": "unknown", "overflow": "overflow",
+         "fits": "fits"}
+
+EDIT_COLUMNS = ("kind", "func", "space", "name_before", "name_after", "words_before",
+                "words_after", "delta_words", "scope_before", "scope_after", "line_before",
+                "line_after", "loc")
+
+
+def signed(value: int) -> str:
+    return f"{value:+,}" if value else "0"
+
+
+def edit_object(e: Edit) -> dict[str, object]:
+    before = None if isinstance(e, Added) else e.before
+    after = None if isinstance(e, Removed) else e.after
+    side = after or before
+    assert side is not None
+    return {
+        "kind": KIND[type(e)],
+        "func": e.func,
+        "space": e.space,
+        "name_before": before.name if before else None,
+        "name_after": after.name if after else None,
+        "words_before": before.words if before else None,
+        "words_after": after.words if after else None,
+        "delta_words": e.delta_words,
+        "scope_before": before.scope_path if before else None,
+        "scope_after": after.scope_path if after else None,
+        "line_before": before.line if before else None,
+        "line_after": after.line if after else None,
+        "loc": side.loc,
+    }
+
+
+def space_object(c: SpaceChange) -> dict[str, object]:
+    b, a = c.before, c.after
+    return {
+        "func": c.func,
+        "func_before": c.func_before,
+        "memory_space": c.memory_space,
+        "space": c.space_label,
+        "program_before": b.program if b else None,
+        "program_after": a.program if a else None,
+        "bound_words": (a or b).bound_words if (a or b) else None,
+        "before_stack_peak_words": b.stack_peak_words if b else None,
+        "after_stack_peak_words": a.stack_peak_words if a else None,
+        "delta_words": c.delta_words,
+        "before_liveness_peak_words": b.liveness_peak_words if b else None,
+        "after_liveness_peak_words": a.liveness_peak_words if a else None,
+        "liveness_delta_words": c.liveness_delta_words,
+        "before_verdict": b.verdict if b else None,
+        "after_verdict": a.verdict if a else None,
+        "after_over_words": c.still_over_words,
+        "after_free_words": c.now_free_words,
+    }
+
+
+def diff_object(result: DiffResult, top: int | None = None) -> dict[str, object]:
+    edits = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    unchanged = len(result.allocations) - len(edits)
+    return {
+        "before": result.before,
+        "after": result.after,
+        "direction": "delta = after - before; + means it grew in after",
+        "spaces": [space_object(c) for c in result.spaces],
+        "allocations": [edit_object(e) for e in (edits[:top] if top else edits)],
+        "unchanged_allocations": unchanged,
+    }
+
+
+def print_diff(console: Console, result: DiffResult, top: int) -> None:
+    console.print(Text.assemble(("before: ", "bold"), result.before, ("  →  after: ", "bold"),
+                                result.after))
+    console.print(Text("deltas are AFTER minus BEFORE: + grew in after, - shrank", style="dim"))
+    console.print(Text("stack peak per (func, memory space), largest change first",
+                       style="bold"))
+    by_func: dict[str, list[SpaceChange]] = {}
+    for c in result.spaces:
+        func = c.func if c.func_before in (None, c.func) else f"{c.func_before} → {c.func}"
+        by_func.setdefault(func, []).append(c)
+    for func, changes in by_func.items():
+        table = Table(title=f"func {func}", title_justify="left", header_style="bold",
+                      box=None, padding=(0, 1))
+        table.add_column("space", no_wrap=True)
+        table.add_column("before → after", justify="right", no_wrap=True)
+        table.add_column("Δ", justify="right", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+        table.add_column("after vs bound", justify="right", no_wrap=True)
+        for c in changes:
+            b, a = c.before, c.after
+            versus = ""
+            if a is not None and a.bound_words is not None:
+                versus = (f"{c.still_over_words:,} over" if a.crossing
+                          else f"{c.now_free_words:,} free")
+            peaks = (f"{b.stack_peak_words:,}" if b else "—") + " → " + (
+                f"{a.stack_peak_words:,}" if a else "—")
+            verdicts = (SHORT.get(b.verdict, b.verdict) if b else "—") + " → " + (
+                SHORT.get(a.verdict, a.verdict) if a else "—")
+            table.add_row(c.space_label, peaks,
+                          Text(signed(c.delta_words), style=_style(c.delta_words)),
+                          verdicts, versus)
+        console.print(table)
+    edits = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    unchanged = len(result.allocations) - len(edits)
+    console.print()
+    if not edits:
+        console.print(Text(f"No alloca changed ({unchanged} unchanged).", style="green"))
+        return
+    table = Table(title=f"allocas that changed, largest change first ({unchanged} unchanged)",
+                  title_justify="left", header_style="bold", box=None, padding=(0, 1))
+    table.add_column("kind", no_wrap=True)
+    table.add_column("func", overflow="fold")
+    table.add_column("before", no_wrap=True)
+    table.add_column("after", no_wrap=True)
+    table.add_column("Δ words", justify="right", no_wrap=True)
+    table.add_column("source / scope", overflow="fold", ratio=1)
+    for e in edits[:top]:
+        row = edit_object(e)
+        before = f"{row['name_before']} {row['words_before']:,}" if row["name_before"] is not None \
+            and row["words_before"] is not None else "—"
+        after = f"{row['name_after']} {row['words_after']:,}" if row["name_after"] is not None \
+            and row["words_after"] is not None else "—"
+        where = str(row["loc"])
+        if row["kind"] == "moved":
+            where += f"  {row['scope_before']} → {row['scope_after']}"
+        table.add_row(str(row["kind"]), e.func, before, after,
+                      Text(signed(e.delta_words), style=_style(e.delta_words)), where)
+    if len(edits) > top:
+        table.add_row(f"+{len(edits) - top} more", "", "", "", "", "")
+    console.print(table)
+
+
+def _style(delta: int) -> str:
+    return "red" if delta > 0 else "green" if delta < 0 else ""
