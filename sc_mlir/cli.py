@@ -6,15 +6,25 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
-from sc_mlir.bounds import Config, build_bounds, find_config, parse_assignments, read_config
+from sc_mlir.bounds import (
+    Bounds,
+    Config,
+    build_bounds,
+    find_config,
+    parse_assignments,
+    read_config,
+)
 from sc_mlir.diff import (
     SpaceView,
     diff_views,
@@ -26,12 +36,13 @@ from sc_mlir.dump import (
     ALLOCATION_COLUMNS,
     Dump,
     LoadSettings,
+    ProgressHook,
     allocation_row,
     example_path,
     load,
 )
 from sc_mlir.explain import bounds_from_failures, explain_all
-from sc_mlir.logs import read_log
+from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object
 from sc_mlir.render.analysis_terminal import print_analysis
@@ -70,6 +81,27 @@ FuncOpt = Annotated[list[str] | None, typer.Option("--func", help="Only funcs wi
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes for "
                     "reading a directory (default: all cores).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML "
+                    "report (plots embedded) to this file.")]
+
+
+@contextmanager
+def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
+    """A progress bar on stderr for long reads; off when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("reading"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("", total=None)
+
+        def hook(done: int, total: int, path: str) -> None:
+            progress.update(task, completed=done, total=total,
+                            description=Path(path).name[-40:])
+
+        yield hook
 
 
 @app.callback()
@@ -116,9 +148,11 @@ def load_settings(config: Config) -> LoadSettings:
     return LoadSettings(scan, model)
 
 
-def _load(path: str, jobs: int | None, settings: LoadSettings | None = None) -> Dump:
+def _load(path: str, jobs: int | None, settings: LoadSettings | None = None,
+          quiet: bool = False) -> Dump:
     try:
-        dump = load(path, jobs=jobs, settings=settings)
+        with progress_bar(quiet) as hook:
+            dump = load(path, jobs=jobs, settings=settings, progress=hook)
     except FileNotFoundError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
@@ -161,10 +195,11 @@ def allocas(
     func: FuncOpt = None,
     format: FormatOpt = Format.table,
     jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """List every memref.alloca in a dump, with its size, memory space and source line."""
     source = _resolve_path(path, example)
-    dump = _load(source, jobs)
+    dump = _load(source, jobs, quiet=quiet)
     records = select(dump.records, space, func)
     if format is Format.json:
         sys.stdout.write(to_json([allocation_row(r) for r in records]))
@@ -207,7 +242,9 @@ def analyze(
     format: FormatOpt = Format.table,
     config: ConfigOpt = None,
     log: LogOpt = None,
+    html: HtmlOpt = None,
     jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Say for every func and memory space whether the scratch allocations fit, and if not,
     which allocas push the offset past the bound and whether reuse could fit them.
@@ -225,9 +262,11 @@ def analyze(
         raise typer.Exit(EXIT_UNUSABLE) from None
     if log is not None:
         bounds = bounds_from_failures(_read_log(log), bounds, f"log {log}")
-    dump = _load(source, jobs, load_settings(settings_file))
+    dump = _load(source, jobs, load_settings(settings_file), quiet)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     analysis = analysis.select(space, func)
+    if html is not None:
+        _write_html(html, analysis.to_html(source))
     if format is Format.json:
         sys.stdout.write(to_json(analysis_object(analysis, source)))
     elif format is Format.csv:
@@ -239,7 +278,16 @@ def analyze(
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
 
 
-def _read_log(path: Path) -> list:
+def _write_html(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _stderr().print(f"[red]error:[/red] cannot write {path}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    _stderr().print(f"HTML report written to {path}")
+
+
+def _read_log(path: Path) -> list[Failure]:
     try:
         return read_log(str(path))
     except OSError as exc:
@@ -265,6 +313,7 @@ def explain(
     format: Annotated[ExplainFormat, typer.Option("--format", "-f")] = ExplainFormat.table,
     config: ConfigOpt = None,
     jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Find every SparseCore allocation failure in a compile log, match it to the allocas
     of the dump, check the numbers with the stack simulation, and say what to do.
@@ -278,7 +327,8 @@ def explain(
     except ValueError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
-    loaded = _load(str(dump), jobs, load_settings(settings_file)) if dump and failures else None
+    loaded = (_load(str(dump), jobs, load_settings(settings_file), quiet)
+              if dump and failures else None)
     explanations = explain_all(failures, loaded, base, log_name=log.name)
     if format is ExplainFormat.json:
         sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
@@ -292,15 +342,15 @@ class FailOn(StrEnum):
     regression = "regression"
 
 
-def _views(path: Path, bounds, settings: LoadSettings, jobs: int | None
-           ) -> list[SpaceView]:
+def _views(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
+           quiet: bool) -> list[SpaceView]:
     if is_saved_analysis(str(path)):
         try:
             return views_from_json(str(path))
         except (ValueError, KeyError, OSError) as exc:
             _stderr().print(f"[red]error:[/red] {exc}")
             raise typer.Exit(EXIT_UNUSABLE) from None
-    dump = _load(str(path), jobs, settings)
+    dump = _load(str(path), jobs, settings, quiet)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     return views_from_analysis(analysis, str(path))
 
@@ -320,7 +370,9 @@ def diff(
     chip: ChipOpt = None,
     align: AlignOpt = None,
     config: ConfigOpt = None,
+    html: HtmlOpt = None,
     jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Compare two dumps after a config change: which buffers changed and by how much,
     and whether it now fits. Deltas are AFTER minus BEFORE ("+" grew in AFTER)."""
@@ -332,9 +384,11 @@ def diff(
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
     settings = load_settings(settings_file)
-    result = diff_views(_views(before, bounds, settings, jobs),
-                        _views(after, bounds, settings, jobs), str(before), str(after))
+    result = diff_views(_views(before, bounds, settings, jobs, quiet),
+                        _views(after, bounds, settings, jobs, quiet), str(before), str(after))
     result = result.select(space)
+    if html is not None:
+        _write_html(html, result.to_html())
     if format is Format.json:
         sys.stdout.write(to_json(diff_object(result, top=None)))
     elif format is Format.csv:

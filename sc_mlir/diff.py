@@ -20,11 +20,17 @@ import json
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+T = TypeVar("T")
 
 # --- the views being compared ----------------------------------------------------------------
 
@@ -316,6 +322,22 @@ class DiffResult:
                           tuple(c for c in self.spaces if keep(c.space_label)),
                           tuple(e for e in self.allocations if keep(e.space)))
 
+    def plot(self, top: int = 12) -> Figure:
+        """Before/after peaks per (func, space) and the largest per-alloca changes."""
+        from sc_mlir.render.plots import plot_diff
+
+        return plot_diff(self, top=top)
+
+    def to_html(self) -> str:
+        from sc_mlir.render.html import diff_report
+
+        return diff_report(self)
+
+    def _repr_html_(self) -> str:
+        from sc_mlir.render.html import diff_summary_html
+
+        return diff_summary_html(self)
+
     @property
     def after_crosses(self) -> bool:
         return any(c.after is not None and c.after.crossing for c in self.spaces)
@@ -366,13 +388,14 @@ def match_spaces(before: list[SpaceView], after: list[SpaceView]
     return pairs
 
 
-def _pair_by(left: list, right: list, key) -> list[tuple]:
+def _pair_by(left: list[T], right: list[T], key: Callable[[T], Hashable]
+             ) -> list[tuple[T, T]]:
     """Pair items with equal keys, in order; remove them from `left` and `right`."""
-    buckets: dict[object, list] = defaultdict(list)
+    buckets: dict[Hashable, list[T]] = defaultdict(list)
     for item in right:
         buckets[key(item)].append(item)
-    pairs = []
-    kept_left = []
+    pairs: list[tuple[T, T]] = []
+    kept_left: list[T] = []
     for item in left:
         bucket = buckets.get(key(item))
         if bucket:

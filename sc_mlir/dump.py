@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +22,9 @@ from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from sc_mlir.analysis import Analysis
+    from sc_mlir.bounds import Bounds
 
 # Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
 ALLOCATION_COLUMNS: tuple[str, ...] = (
@@ -92,10 +95,12 @@ class Dump:
         """False when nothing at all could be read (the CLI exits 2)."""
         return bool(self.files) and any(f.lines for f in self.files)
 
-    def analyze(self, **options: object):
+    def analyze(self, bounds: Bounds | Mapping[str, int] | None = None, *,
+                chip: str | None = None, align: Mapping[str, int] | None = None) -> Analysis:
+        """Analyse every (func, memory space): see `sc_mlir.analysis.analyze`."""
         from sc_mlir.analysis import analyze
 
-        return analyze(self, **options)  # type: ignore[arg-type]
+        return analyze(self, bounds, chip=chip, align=align)
 
 
 def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
@@ -149,7 +154,7 @@ def _skip_note(skipped: Skipped) -> Diagnostic:
 
 
 def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
-              progress: ProgressHook | None):
+              progress: ProgressHook | None) -> Iterator[FileResult]:
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
     total = len(files)
     if workers == 1 or total < 2:

@@ -38,6 +38,8 @@ from sc_mlir.scan import Diagnostic
 if TYPE_CHECKING:
     import networkx as nx
     import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from sc_mlir.dump import Dump
 
@@ -147,6 +149,31 @@ class Analysis:
             reports = [r for r in reports
                        if any(fnmatch.fnmatchcase(r.func, p) for p in patterns)]
         return Analysis(reports, self.diagnostics, self.bounds)
+
+    def plot_stack(self, func: str, space: int | str, file: str | None = None,
+                   chunk: int | None = None, ax: Axes | None = None, labels: int = 12
+                   ) -> Figure:
+        """The scoped stack of a func and space against program order (a matplotlib Figure):
+        one rectangle per alloca over its scope, the liveness curve, the bound, and the
+        crossing alloca labelled with its source location."""
+        from sc_mlir.render.plots import plot_stack
+
+        return plot_stack(self.report(func, space, file, chunk), ax=ax, labels=labels)
+
+    def plot_contributors(self, func: str, space: int | str, file: str | None = None,
+                          chunk: int | None = None, ax: Axes | None = None, top: int = 15
+                          ) -> Figure:
+        """Bars of the allocas on the stack at the crossing (or at the peak), largest first,
+        with the cumulative percent (a matplotlib Figure)."""
+        from sc_mlir.render.plots import plot_contributors
+
+        return plot_contributors(self.report(func, space, file, chunk), ax=ax, top=top)
+
+    def to_html(self, source: str = "") -> str:
+        """A self-contained HTML report (plots embedded, no network)."""
+        from sc_mlir.render.html import analysis_report
+
+        return analysis_report(self, source)
 
     def _repr_html_(self) -> str:
         from sc_mlir.render.html import analysis_summary_html

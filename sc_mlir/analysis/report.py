@@ -126,6 +126,11 @@ class SpaceReport:
         over = self.stack_peak_words - (self.bound_words or 0)
         return (SEVERITY[self.verdict], -over)
 
+    def _repr_html_(self) -> str:
+        from sc_mlir.render.html import space_report_html
+
+        return space_report_html(self)
+
 
 def align_words_of(record: Allocation, default_bytes: int) -> int:
     """Alignment in words: the op's `alignment` (bytes) if any, else the space default."""

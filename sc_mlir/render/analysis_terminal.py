@@ -17,6 +17,7 @@ from sc_mlir.analysis import (
     Analysis,
     SpaceReport,
 )
+from sc_mlir.model import Allocation
 from sc_mlir.render.terminal import short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
@@ -28,7 +29,7 @@ def n(words: int | None) -> str:
     return "?" if words is None else f"{words:,}"
 
 
-def source_of(record) -> str:
+def source_of(record: Allocation) -> str:
     loc = record.loc
     text = loc.short()
     if loc.names:

@@ -1,0 +1,101 @@
+"""The notebook-facing entry points that combine the pipeline's steps."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sc_mlir.bounds import Bounds
+from sc_mlir.diff import (
+    DiffResult,
+    SpaceView,
+    diff_views,
+    is_saved_analysis,
+    views_from_analysis,
+    views_from_json,
+)
+from sc_mlir.dump import Dump, LoadSettings, load
+from sc_mlir.explain import Explanation, explain_all
+from sc_mlir.logs import read_log
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+class Explanations(list[Explanation]):
+    """The explanations of a log's failures; shows as HTML in a notebook."""
+
+    def _repr_html_(self) -> str:
+        from sc_mlir.render.html import explanations_html
+
+        return explanations_html(self)
+
+
+def _bounds(bounds: Bounds | Mapping[str, int] | None, chip: str | None) -> Bounds:
+    if isinstance(bounds, Bounds):
+        return bounds
+    table = Bounds.default()
+    if chip:
+        table = table.with_chip(chip)
+    if bounds:
+        table = table.with_bounds(dict(bounds), "bounds=...")
+    return table
+
+
+def explain(log: str | os.PathLike[str], dump: Dump | str | os.PathLike[str] | None = None,
+            bounds: Bounds | Mapping[str, int] | None = None) -> Explanations:
+    """Every SparseCore allocation failure in `log`, matched to `dump` and checked."""
+    failures = read_log(str(log))
+    loaded = load(dump) if isinstance(dump, (str, os.PathLike)) else dump
+    return Explanations(explain_all(failures, loaded, _bounds(bounds, None),
+                                    log_name=Path(log).name))
+
+
+def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[str],
+         bounds: Bounds | Mapping[str, int] | None = None, chip: str | None = None,
+         settings: LoadSettings | None = None) -> DiffResult:
+    """Compare two dumps (paths, loaded dumps, or saved analysis JSON files)."""
+    table = _bounds(bounds, chip)
+
+    def views(side: Dump | str | os.PathLike[str]) -> tuple[list[SpaceView], str]:
+        if isinstance(side, Dump):
+            return views_from_analysis(side.analyze(table), side.path), side.path
+        path = str(side)
+        if is_saved_analysis(path):
+            return views_from_json(path), path
+        dump = load(path, settings=settings)
+        return views_from_analysis(dump.analyze(table), path), path
+
+    before_views, before_name = views(before)
+    after_views, after_name = views(after)
+    return diff_views(before_views, after_views, before_name, after_name)
+
+
+def plot_diff(result: DiffResult, top: int = 12) -> Figure:
+    """Before/after stack peaks per (func, space) and the largest per-alloca changes."""
+    return result.plot(top=top)
+
+
+def _example_data() -> Path:
+    packaged = resources.files("sc_mlir") / "example_data"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def example_log_path() -> str:
+    """A compile log (a Python traceback with an E3000 failure) for the sample dump."""
+    base = _example_data()
+    packaged = base / "compile.log"
+    return str(packaged if packaged.is_file() else base / "logs" / "classic_traceback.log")
+
+
+def example_diff_paths() -> tuple[str, str]:
+    """Two dumps of the sample kernel: before and after halving max_ids_per_partition."""
+    base = _example_data()
+    root = base / "limit_halved" if (base / "limit_halved").is_dir() else (
+        base / "diff" / "limit_halved")
+    return str(root / "before"), str(root / "after")
