@@ -96,6 +96,9 @@ def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
         start=list(start) if isinstance(start, tuple) else start,
         propagate_positions=True,
         maybe_placeholders=True,
+        # Building the LALR tables takes a quarter of a second; lark keeps them in the
+        # temporary directory and rebuilds them when a grammar file changes.
+        cache=True,
     )
 
 
@@ -387,13 +390,30 @@ def parse_alloca(text: str) -> AllocaSyntax:
     return _assemble(results, body, location)
 
 
+def parse_alloca_parts(results_text: str, body: str, loc_text: str) -> AllocaSyntax:
+    """An op already split into result names, body and trailing `loc(...)` (or ""). Raises
+    SyntaxProblem (with offsets into the part, so callers report via `parse_alloca`)."""
+    results = _parse_results(results_text) if results_text else ()
+    return _assemble(results, _parse_body(body), parse_location(loc_text) if loc_text else None)
+
+
 @lru_cache(maxsize=1 << 16)
 def _parse_body(text: str) -> _BodyParts:
     return _run(alloca_parser(), text, "alloca_body")
 
 
-@lru_cache(maxsize=1 << 16)
+_SINGLE_RESULT = re.compile(r"%[\w$.\-]+(?::[0-9]+)?")
+
+
 def _parse_results(text: str) -> tuple[str, ...]:
+    # One result name is the grammar's RESULT_NAME token exactly; lists go to the grammar.
+    if _SINGLE_RESULT.fullmatch(text):
+        return (text,)
+    return _parse_result_list(text)
+
+
+@lru_cache(maxsize=1 << 12)
+def _parse_result_list(text: str) -> tuple[str, ...]:
     return _run(alloca_parser(), text, "result_list")
 
 
@@ -415,6 +435,17 @@ def split_alloca_text(text: str) -> tuple[Part, Part, Part] | None:
         if m is None:
             return None
         results_text, body_at = m.group(1), m.end()
+    # Common case: no string before the last ` loc(` and balanced brackets before it, so
+    # that `loc(` is the trailing location (what the general scan below would find).
+    last = text.rfind(" loc(")
+    if last > body_at:
+        prefix = text[body_at:last]
+        if '"' not in prefix.replace('"memref.alloca"', "") and (
+            prefix.count("(") == prefix.count(")") and prefix.count("[") == prefix.count("]")
+            and prefix.count("{") == prefix.count("}")
+        ):
+            return ((results_text, text.find(results_text) if results_text else 0),
+                    (prefix.rstrip(), body_at), (text[last + 1 :].strip(), last + 1))
     loc_at = len(text)
     depth = 0
     for m in _LOC_SCAN.finditer(text, body_at):
@@ -432,9 +463,54 @@ def split_alloca_text(text: str) -> tuple[Part, Part, Part] | None:
             (body, body_at), (location, loc_at))
 
 
-@lru_cache(maxsize=1 << 16)
+# The location shapes that make up almost every dump, read without the parser. Each
+# pattern accepts only text the grammar in location.lark accepts, and gives the same
+# record (tests check this); anything else goes to the grammar.
+_ALIAS = r"(#[A-Za-z_0-9][\w$.\-]*)"
+# A string literal, unrolled (no alternation per character: Python's engine is slow at it).
+_QUOTED = r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"'
+_FAST_ALIAS = re.compile(rf"loc\(\s*{_ALIAS}\s*\)")
+_FAST_FILE = re.compile(
+    rf"loc\(\s*{_QUOTED}\s*:\s*([0-9]+)\s*(?::\s*([0-9]+)\s*)?"
+    r"(?:to\s*(?::\s*([0-9]+)|([0-9]+)\s*:\s*([0-9]+))\s*)?\)")
+_FAST_NAME = re.compile(rf"loc\(\s*{_QUOTED}\s*(?:\(\s*{_ALIAS}\s*\)\s*)?\)")
+_FAST_CALLSITE = re.compile(rf"loc\(\s*callsite\(\s*{_ALIAS}\s+at\s+{_ALIAS}\s*\)\s*\)")
+
+
+def _fast_location(text: str) -> Location | None:
+    kind = text[4:5] if text[4:5] != " " else text[4:].lstrip()[:1]
+    if kind == "#":
+        m = _FAST_ALIAS.fullmatch(text)
+        return AliasLoc(m.group(1)) if m else None
+    if kind == "c":
+        m = _FAST_CALLSITE.fullmatch(text)
+        return CallSiteLoc(AliasLoc(m.group(1)), AliasLoc(m.group(2))) if m else None
+    if kind == "u":
+        return UnknownLoc() if text == "loc(unknown)" else None
+    if kind != '"':
+        return None
+    if m := _FAST_FILE.fullmatch(text):
+        file, line, col, same_line_col, end_line, end_col = m.groups()
+        end: tuple[int | None, int | None] = (None, None)
+        if same_line_col is not None:
+            end = (int(line), int(same_line_col))
+        elif end_line is not None:
+            end = (int(end_line), int(end_col))
+        return FileLoc(_unquote('"' + file + '"'), int(line),
+                       None if col is None else int(col), end[0], end[1])
+    if m := _FAST_NAME.fullmatch(text):
+        name, child = m.groups()
+        return NameLoc(_unquote('"' + name + '"'), AliasLoc(child) if child else None)
+    return None
+
+
 def parse_location(text: str) -> Location:
     """Parse `loc(...)`. Raises SyntaxProblem."""
+    return _fast_location(text) or _parse_location_with_grammar(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def _parse_location_with_grammar(text: str) -> Location:
     return _run(location_parser(), text)
 
 
