@@ -61,7 +61,7 @@ Location = UnknownLoc | FileLoc | NameLoc | CallSiteLoc | FusedLoc | AliasLoc
 # --- resolved -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceLocation:
     """Where an op came from in the user's program."""
 
@@ -103,6 +103,9 @@ class LocationTable:
     parse: Callable[[str], Location] | None = None
     _parsed: dict[str, Location | None] = field(default_factory=dict)
     _errors: dict[str, str] = field(default_factory=dict)
+    _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
+    _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
+    _in_progress: set[str] = field(default_factory=set)
 
     def lookup(self, name: str) -> tuple[Location | None, str | None]:
         if name in self._parsed:
@@ -112,9 +115,13 @@ class LocationTable:
             self._parsed[name] = None
             self._errors[name] = f"location alias {name} is not defined"
             return None, self._errors[name]
-        parse = self.parse or _default_parser()
+        if self.parse is None:
+            self.parse = _default_parser()
+        parse = self.parse
         try:
             loc: Location | None = parse(text)
+        except RecursionError:
+            raise  # the resolver's own depth, not the text: `resolve` falls back
         except Exception as exc:  # any grammar failure becomes a reported problem
             loc = None
             self._errors[name] = f"location alias {name} does not parse: {_first_line(exc)}"
@@ -122,9 +129,66 @@ class LocationTable:
         return loc, self._errors.get(name)
 
     def resolve(self, loc: Location | None) -> SourceLocation:
-        """Follow aliases, names, call sites and fused locations to a source location."""
+        """Follow aliases, names, call sites and fused locations to a source location.
+
+        Each alias is resolved once: what an alias resolves to does not depend on how it
+        was reached, and ops share long chains (`loc(#loc38)` -> name -> call site ...).
+        """
         if loc is None:
             return UNRESOLVED
+        cached = self._resolved.get(loc)
+        if cached is None:
+            try:
+                cached = self._memo(loc)
+            except RecursionError:  # a chain deeper than the interpreter's stack
+                cached = self._resolve(loc)
+            self._resolved[loc] = cached
+        return cached
+
+    def _memo(self, loc: Location | None) -> SourceLocation:
+        match loc:
+            case None | UnknownLoc():
+                return UNRESOLVED
+            case FileLoc():
+                return SourceLocation(loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
+            case NameLoc(name=name, child=child):
+                r = self._memo(child)
+                return SourceLocation(r.file, r.line, r.col, r.end_line, r.end_col,
+                                      (name, *r.names), r.callers, r.problems)
+            case CallSiteLoc(callee=callee, caller=caller):
+                inner, outer = self._memo(callee), self._memo(caller)
+                frame = (() if outer.file is None else
+                         (FileLoc(outer.file, outer.line or 0, outer.col, outer.end_line,
+                                  outer.end_col),))
+                callers = (*inner.callers, *frame, *outer.callers)[:_MAX_CALLERS]
+                return SourceLocation(inner.file, inner.line, inner.col, inner.end_line,
+                                      inner.end_col, inner.names, callers,
+                                      inner.problems + outer.problems)
+            case FusedLoc(locations=parts):
+                resolved = [self._memo(part) for part in parts]
+                return next((r for r in resolved if r.file is not None),
+                            resolved[0] if resolved else UNRESOLVED)
+            case AliasLoc(name=name):
+                found = self._by_alias.get(name)
+                if found is not None:
+                    return found
+                if name in self._in_progress:
+                    return SourceLocation(problems=(f"location alias {name} refers to itself",))
+                self._in_progress.add(name)
+                try:
+                    target, error = self.lookup(name)
+                    found = self._memo(target)
+                    if error:
+                        found = SourceLocation(found.file, found.line, found.col,
+                                               found.end_line, found.end_col, found.names,
+                                               found.callers, (*found.problems, error))
+                finally:
+                    self._in_progress.discard(name)
+                self._by_alias[name] = found
+                return found
+        return UNRESOLVED
+
+    def _resolve(self, loc: Location) -> SourceLocation:
         names: list[str] = []
         problems: list[str] = []
         callers: list[FileLoc] = []
