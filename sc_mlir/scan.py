@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca
+from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
 
 # --- settings --------------------------------------------------------------------------
 
@@ -159,12 +159,26 @@ class FileScan:
 
 _SPLIT_MARKER = re.compile(r"\s*// -----")
 _DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) (.*?)\s*(?://-----|$)")
-# A string that holds a character that matters to the scanner (or an escape).
-_SPECIAL_STRING = re.compile(r'"[^"\n]*?[{}%/\\][^"\n]*"')
+# A string that holds something that matters to the scanner (a brace, a value name, a
+# comment marker) or an escape.
+_SPECIAL_STRING = re.compile(r'"[^"\n]*?(?:[{}%\\]|//)[^"\n]*"')
 _STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*("?)|//')
 _HEAD = re.compile(
     r"[ \t]*(?:(?P<results>%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)[ \t]*=[ \t]*)?"
     r"(?P<name>\"[^\"\n]*\"|[A-Za-z_][\w$.]*)"
+)
+# A whole line that is one plain op: its head (groups 1 and 2 as in _HEAD), then only text
+# without strings, comment marks or backslashes, where braces appear only as `<{...}>`
+# properties or a one-line `{name = ...}` attribute dict. Unrolled: Python's engine is slow
+# at an alternation per character.
+_PLAIN = r'[^{}<"/\\\n]*'
+_SIMPLE_LINE = re.compile(
+    r"[ \t]*(?:(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)[ \t]*=[ \t]*)?"
+    r'("[\w.$\-]+"|[A-Za-z_][\w$.]*)'
+    + _PLAIN
+    + r'(?:(?:<\{[^{}"/\\\n]*\}>|\{[ \t]*[A-Za-z_][\w$.\-]*[ \t]*(?:[=,][^{}"/\\\n]*)?\}|<)'
+    + _PLAIN
+    + r")*"
 )
 _SSA = re.compile(r"%[\w$.\-]+")
 _RESULT_NAME = re.compile(r"%[\w$.\-]+")
@@ -175,6 +189,10 @@ _MAYBE_REGION_OPEN = re.compile(r'(?<!<)\{(?![ \t]*(?:[\w$.\-]+|"[^"\n]*")[ \t]*
 _DICT_ENTRY = re.compile(r'[ \t]*(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,]')
 _DICT_AFTER_BRACE = re.compile(r'[ \t]*(?:(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,}]|\})')
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
+# Greedy on purpose (a lazy value followed by optional blanks backtracks at every
+# character); batches with trailing blanks are read line by line instead.
+_ALIAS_PAIR = re.compile(r"^(#[\w$.\-]+)[ \t]*=[ \t]*([^ \t\n][^\n]*)$", re.MULTILINE)
+_ALIAS_BATCH = 512
 _CONSTANT = re.compile(
     r"(?:value[ \t]*=[ \t]*|constant\"?[ \t]+)(-?\d+)[ \t]*:[ \t]*(?:index|[su]?i\d+)"
 )
@@ -188,8 +206,8 @@ _ALLOCA_NAMES = frozenset({"memref.alloca", '"memref.alloca"'})
 _MISSING = object()
 # An op whose text never completes (a lost `>`) is given up after this many lines.
 _MAX_OP_LINES = 64
-# Enough of a region op's header to find its symbol and attributes.
-_MAX_HEADER = 4000
+# Enough of a region op's header lines to find its symbol and attributes.
+_MAX_HEADER_LINES = 64
 
 
 def blank_strings(line: str) -> tuple[str, bool]:
@@ -234,15 +252,14 @@ class _Region:
     __slots__ = (
         "alloca_ids",
         "child_counts",
-        "cur_col",
+        "cur_extra",
         "cur_frame",
-        "cur_header",
+        "cur_head",
         "cur_line",
-        "cur_name",
         "cur_order",
         "cur_pending",
-        "cur_results",
         "depth",
+        "frames",
         "had_ops",
         "labels",
         "multi_block",
@@ -252,9 +269,11 @@ class _Region:
         "used",
     )
 
-    def __init__(self, owner: OpFrame | None, depth: int, saved_nesting: int) -> None:
+    def __init__(self, owner: OpFrame | None, depth: int, saved_nesting: int,
+                 frames: tuple[OpFrame, ...] = ()) -> None:
         self.owner = owner
         self.depth = depth
+        self.frames = frames  # the region-holding ops around this region, outermost first
         self.undo: list[tuple[dict, str, object]] = []
         self.had_ops = False
         self.labels = 0
@@ -262,12 +281,13 @@ class _Region:
         self.alloca_ids: list[int] = []
         self.used: set[int] | None = None
         self.child_counts: dict[str, int] = {}
+        # The op being read in this region: its program point, the match of its head
+        # (name and results are read from it only if the op opens a region), its line,
+        # header text from continuation lines, and its frame once it has a region.
         self.cur_order = -1
-        self.cur_name = ""
-        self.cur_results: tuple[str, ...] = ()
-        self.cur_header = ""
+        self.cur_head: re.Match[str] | None = None
         self.cur_line = 0
-        self.cur_col = 0
+        self.cur_extra: list[str] | None = None
         self.cur_frame: OpFrame | None = None
         self.cur_pending: set[int] | None = None
         self.saved_nesting = saved_nesting
@@ -304,9 +324,259 @@ class Scanner:
     # -- driving ---------------------------------------------------------------------
 
     def feed(self, lines: Iterable[str]) -> None:
-        for raw in lines:
+        """Read lines (without their newline), in batches."""
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= 65536:
+                self.feed_block(batch)
+                batch = []
+        self.feed_block(batch)
+
+    def feed_block(self, lines: list[str]) -> None:
+        """Read a list of lines (without their newline). The common shapes, a plain op on
+        one line, a region's first or last line, a run of alias definitions, take fast
+        paths; everything else goes through `feed_line`."""
+        head_match = _HEAD.match
+        simple_match = _SIMPLE_LINE.fullmatch
+        slow = self.feed_line
+        continuation = _CONTINUATION_WORDS
+        count = len(lines)
+        index = 0
+        while index < count:
+            raw = lines[index]
+            index += 1
             self.line_no += 1
+            if (self.nesting or self.pending_brace or self.pending_alloca is not None
+                    or self.pending_alias is not None or self.in_resources):
+                slow(raw)
+                continue
+            simple = simple_match(raw)
+            if simple is not None:
+                # One plain op, unless its brackets stay open (it goes on next line) or
+                # it is a continuation word (`to`, `attributes`...) or an alloca.
+                name = simple.group(2)
+                if (raw.count("(") != raw.count(")")
+                        or ("[" in raw and raw.count("[") != raw.count("]"))
+                        or (name[0] != '"' and simple.group(1) is None
+                            and name in continuation)):
+                    slow(raw)
+                elif "memref.alloca" in raw:
+                    self.raw = raw
+                    if name in _ALLOCA_NAMES and raw.count("memref.alloca") == 1:
+                        self._simple_alloca(raw, simple, simple.group(1))
+                    else:
+                        slow(raw)
+                else:
+                    self._simple_op(raw, simple, name, simple.group(1))
+                continue
+            stripped = raw.lstrip()
+            if not stripped:
+                continue
+            first = stripped[0]
+            if "//" in raw or "\\" in raw:
+                slow(raw)
+                continue
+            if first == "#":
+                if len(self.regions) == 1:
+                    taken = self._alias_run(lines, index - 1)
+                    if taken:
+                        index += taken - 1
+                        self.line_no += taken - 1
+                    else:
+                        self._alias_line(raw)
+                else:
+                    slow(raw)
+                continue
+            if first == "}":
+                if (self.brace_kinds and self.brace_kinds[-1] == "R" and '"' not in raw
+                        and raw.count("{") == raw.count("<{")
+                        and raw.count("}") == 1 + raw.count("}>")):
+                    self.raw = raw
+                    self._region_close_line(raw, raw.index("}"))
+                else:
+                    slow(raw)
+                continue
+            if first != "%" and first != '"' and not (first.isalpha() or first == "_"):
+                slow(raw)
+                continue
+            if ("{" in raw or "}" in raw) and (raw.count("{") != raw.count("<{")
+                                               or raw.count("}") != raw.count("}>")):
+                if (raw.endswith("({") and raw.count("{") == 1 + raw.count("<{")
+                        and raw.count("}") == raw.count("}>")
+                        and raw.count("(") == raw.count(")") + 1
+                        and raw.count("[") == raw.count("]")):
+                    # `"op"(...) <{...}> ({`: the op and the first of its regions.
+                    head = head_match(raw)
+                    if head is not None and raw.count('"') == 2 and head.group(2)[0] == '"':
+                        self.raw = raw
+                        self._simple_op(raw, head, head.group(2), head.group(1))
+                        self.nesting = 1  # the "(" of "({"
+                        self.brace_kinds.append("R")
+                        self._open_region()
+                        continue
+                slow(raw)
+                continue
+            if raw.count("(") != raw.count(")") or raw.count("[") != raw.count("]"):
+                slow(raw)
+                continue
+            head = head_match(raw)
+            if head is None:
+                slow(raw)
+                continue
+            results_text, name = head.groups()
+            quotes = raw.count('"')
+            if quotes and not (quotes == 2 and name[0] == '"'):
+                slow(raw)  # strings besides the op name: let the slow path blank them
+                continue
+            if first != "%" and first != '"' and name in continuation:
+                slow(raw)
+                continue
+            self.raw = raw
+            if "memref.alloca" in raw:
+                if name in _ALLOCA_NAMES and raw.count("memref.alloca") == 1:
+                    self._simple_alloca(raw, head, results_text)
+                else:
+                    slow(raw)
+                continue
+            self._simple_op(raw, head, name, results_text)
+
+    def _simple_op(self, raw: str, head: re.Match[str], name: str, results_text: str | None
+                   ) -> None:
+        """A complete op on one line with no regions, no strings but its name, no comment:
+        what `_start_op` does, without the checks that such a line cannot need."""
+        region = self.regions[-1]
+        if region.cur_order >= 0 and (region.cur_pending or region.cur_frame is not None):
+            self._finish_op(region)
+        self.order += 1
+        self.last_op_line = self.line_no
+        region.had_ops = True
+        region.cur_order = self.order
+        region.cur_head = head
+        region.cur_line = self.line_no
+        region.cur_extra = None
+        results: tuple[str, ...] = ()
+        if results_text:
+            results = _results_of(results_text)
+            tracked, constants = self.tracked, self.constants
+            for result in results:
+                if result in tracked or result in constants:
+                    self._shadow(results, region)
+                    break
+        ids: frozenset[int] = frozenset()
+        name_end = head.end(2)
+        if self.tracked and raw.find("%", name_end) >= 0:
+            ids = self._uses(raw, name_end, len(raw), region)
+        bare = name[1:-1] if name[0] == '"' else name
+        if results:
+            if bare == "arith.constant":
+                self._bind(self.constants, results[0], raw, region)
+            elif ids and self._makes_view(bare, raw[name_end:], name[0] == '"'):
+                for result in results:
+                    self._bind(self.tracked, result, ids, region)
+        elif ids and _passes_values_out(bare):
+            self._yielded(ids)
+
+    def _simple_alloca(self, raw: str, head: re.Match[str], results_text: str | None) -> None:
+        """A `memref.alloca` alone on its line, with no string but its name."""
+        region = self.regions[-1]
+        if region.cur_order >= 0 and (region.cur_pending or region.cur_frame is not None):
+            self._finish_op(region)
+        self.order += 1
+        self.last_op_line = self.line_no
+        region.had_ops = True
+        region.cur_order = self.order
+        region.cur_head = head
+        region.cur_line = self.line_no
+        region.cur_extra = None
+        results = _results_of(results_text) if results_text else ()
+        if results and (self.tracked or self.constants):
+            self._shadow(results, region)
+        op_start = head.start(1) if results_text else head.start(2)
+        text = raw[op_start:].rstrip()
+        aid = len(self.allocas)
+        alloca = RawAlloca(aid, self.order, self.line_no, head.start(2) + 1, op_start + 1,
+                           text, results, region.frames, len(self.chunks) - 1)
+        self.allocas.append(alloca)
+        self.live_end.append(self.order)
+        self.live_end_line.append(self.line_no)
+        self.def_depth.append(region.depth)
+        region.alloca_ids.append(aid)
+        ids = frozenset((aid,))
+        for result in results:
+            self._bind(self.tracked, result, ids, region)
+        body_at = head.start(2) - op_start
+        loc_at = text.rfind(" loc(")
+        try:
+            if loc_at > body_at and text.endswith(")"):
+                syntax = parse_alloca_parts(results_text or "", text[body_at:loc_at],
+                                            text[loc_at + 1 :])
+            else:
+                syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
+        except SyntaxProblem:
+            self._parse_alloca(alloca, text, lines_added=0)  # reports where, or continues
+            return
+        alloca.syntax = syntax
+        if syntax.dynamic_sizes:
+            alloca.size_constants = tuple(_constant_value(self.constants.get(n))
+                                          for n in syntax.dynamic_sizes)
+
+    def _region_close_line(self, raw: str, at: int) -> None:
+        """`}) : (...) -> () loc(...)`: one region closes; the rest belongs to its op."""
+        self.brace_kinds.pop()
+        self._close_region()
+        trailer = raw[at + 1 :]
+        if trailer.strip():
+            region = self.regions[-1]
+            if region.cur_frame is not None:
+                region.cur_frame.trailer.append(trailer)
+            if self.tracked and "%" in trailer:
+                self._uses(trailer, 0, len(trailer), region)
+            self._count_nesting(trailer)
+
+    def _alias_run(self, lines: list[str], start: int) -> int:
+        """Take the plain one-line alias definitions from lines[start:] (the `#loc` tables
+        that close a dump are tens of thousands of them), a batch at a time: a batch is
+        taken whole when every line is `#name = value` and nothing in it needs the line-
+        by-line reading (brackets other than parentheses, comments, escapes, strings or
+        parentheses left open). Returns how many lines were taken."""
+        aliases = self.chunks[-1].aliases
+        count = len(lines)
+        index = start
+        while index < count:
+            end = index
+            limit = min(index + _ALIAS_BATCH, count)
+            while end < limit and lines[end][:1] == "#":
+                end += 1
+            if end == index:
+                break
+            text = "\n".join(lines[index:end])
+            if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
+                    or "\t" in text or " \n" in text or text.endswith(" ")
+                    or text.count("(") != text.count(")") or text.count('"') % 2):
+                break
+            pairs = _ALIAS_PAIR.findall(text)
+            if len(pairs) != end - index:
+                break
+            aliases.update(pairs)
+            index = end
+        return index - start
+
+    def _alias_line(self, raw: str) -> None:
+        """`#name = value` at the top level, on one line or opening a multi-line value."""
+        m = _ALIAS_DEF.match(raw)
+        if m is None or raw.count('"') % 2:
             self.feed_line(raw)
+            return
+        value = raw[m.end():].strip()
+        if "<" in value or "[" in value or "{" in value:
+            still_open = bracket_balance(value)
+        else:
+            still_open = value.count("(") - value.count(")")
+        if still_open > 0:
+            self.pending_alias = (m.group(1), [value], still_open)
+            return
+        self.chunks[-1].aliases[m.group(1)] = value
 
     def finish(self) -> FileScan:
         self._end_chunk(final=True)
@@ -449,8 +719,12 @@ class Scanner:
             if after_close:
                 if region.cur_frame is not None:
                     region.cur_frame.trailer.append(self._raw_slice(start, end))
-            elif region.cur_frame is None and len(region.cur_header) < _MAX_HEADER:
-                region.cur_header = region.cur_header + " " + self._raw_slice(start, end)
+            elif region.cur_frame is None and region.cur_head is not None:
+                extra = region.cur_extra
+                if extra is None:
+                    extra = region.cur_extra = []
+                if len(extra) < _MAX_HEADER_LINES:
+                    extra.append(self._raw_slice(start, end))
             self._uses(code, start, end, region)
             self._count_nesting(text)
             return
@@ -500,13 +774,11 @@ class Scanner:
             return
         name = head.group("name")
         results_text = head.group("results")
-        results = tuple(_RESULT_NAME.findall(results_text)) if results_text else ()
+        results = _results_of(results_text) if results_text else ()
         region.cur_order = self.order
-        region.cur_name = name
-        region.cur_results = results
+        region.cur_head = head
         region.cur_line = self.line_no
-        region.cur_col = head.start("name") + 1
-        region.cur_header = self.raw[start:end]
+        region.cur_extra = None
         if results and (self.tracked or self.constants):
             self._shadow(results, region)
         ids = self._uses(code, head.end(), end, region)
@@ -516,9 +788,7 @@ class Scanner:
         if results:
             bare = name.strip('"')
             if bare == "arith.constant":
-                m = _CONSTANT.search(code, head.start("name"), end)
-                if m is not None:
-                    self._bind(self.constants, results[0], int(m.group(1)), region)
+                self._bind(self.constants, results[0], code[head.start("name"):end], region)
             elif ids and self._makes_view(bare, code[head.end() : end], name[0] == '"'):
                 for result in results:
                     self._bind(self.tracked, result, ids, region)
@@ -607,9 +877,8 @@ class Scanner:
         aid = len(self.allocas)
         op_start = head.start("results") if head.group("results") else head.start("name")
         raw_text = self.raw[op_start:end].rstrip()
-        frames = tuple(r.owner for r in self.regions if r.owner is not None)
         alloca = RawAlloca(aid, self.order, self.line_no, head.start("name") + 1, op_start + 1,
-                           raw_text, results, frames, len(self.chunks) - 1)
+                           raw_text, results, region.frames, len(self.chunks) - 1)
         self.allocas.append(alloca)
         self.live_end.append(self.order)
         self.live_end_line.append(self.line_no)
@@ -632,7 +901,8 @@ class Scanner:
         self.pending_alloca = None
         alloca.text = text
         alloca.syntax = syntax
-        alloca.size_constants = tuple(self.constants.get(n) for n in syntax.dynamic_sizes)
+        alloca.size_constants = tuple(_constant_value(self.constants.get(n))
+                                      for n in syntax.dynamic_sizes)
 
     def _alloca_failed(self, alloca: RawAlloca, text: str, problem: SyntaxProblem) -> None:
         self.pending_alloca = None
@@ -685,6 +955,8 @@ class Scanner:
             if alloca.line != self.line_no:
                 break
             registered.add(alloca.col)
+        if len(registered) == 1 and code.count("memref.alloca") == 1:
+            return  # the one mention on the line is the op just registered
         blanked, _ = blank_strings(self.raw[: len(code)])
         for m in _PRETTY_MENTION.finditer(blanked):
             if m.start() + 1 not in registered:
@@ -705,26 +977,32 @@ class Scanner:
         parent = self.regions[-1]
         frame = parent.cur_frame
         if frame is None:
-            if parent.cur_order < 0:
+            head = parent.cur_head
+            if parent.cur_order < 0 or head is None:
                 # A region with no op in front of it: give it an anonymous owner.
                 self.order += 1
                 self.last_op_line = self.line_no
                 parent.cur_order = self.order
-                parent.cur_name = "<anonymous>"
-                parent.cur_results = ()
                 parent.cur_line = self.line_no
-                parent.cur_col = 1
                 parent.had_ops = True
-            name = parent.cur_name.strip('"')
+                name, results, col, header = "<anonymous>", (), 1, ""
+            else:
+                name = head.group(2).strip('"')
+                results_text = head.group(1)
+                results = _results_of(results_text) if results_text else ()
+                col = head.start(2) + 1
+                header = head.string[head.start(1) if results_text else head.start(2):]
+                if parent.cur_extra:
+                    header = " ".join([header, *parent.cur_extra])
             sibling = parent.child_counts.get(name, 0)
             parent.child_counts[name] = sibling + 1
             frame = OpFrame(
                 name=name,
                 order=parent.cur_order,
                 line=parent.cur_line,
-                col=parent.cur_col,
-                header=parent.cur_header.strip(),
-                results=parent.cur_results,
+                col=col,
+                header=header.strip(),
+                results=results,
                 parent=parent.owner,
                 sibling_index=sibling,
                 loop_like=name not in self.settings.run_once_ops,
@@ -734,7 +1012,8 @@ class Scanner:
                 frame.top_index = self.top_count
                 self.top_count += 1
             parent.cur_frame = frame
-        self.regions.append(_Region(frame, len(self.regions), self.nesting))
+        self.regions.append(_Region(frame, len(self.regions), self.nesting,
+                                    (*parent.frames, frame)))
         self.nesting = 0
 
     def _close_region(self) -> None:
@@ -835,6 +1114,21 @@ class Scanner:
         self.constants.clear()
 
 
+def _results_of(results_text: str) -> tuple[str, ...]:
+    """`%a` -> ("%a",); `%a, %b:2` -> ("%a", "%b")."""
+    if "," not in results_text and ":" not in results_text:
+        return (results_text,)
+    return tuple(_RESULT_NAME.findall(results_text))
+
+
+def _constant_value(definition: str | None) -> int | None:
+    """The integer an `arith.constant` line defines, if it is one."""
+    if definition is None:
+        return None
+    m = _CONSTANT.search(definition)
+    return int(m.group(1)) if m else None
+
+
 def bracket_balance(code: str) -> int:
     """Open minus closed brackets of all kinds (`->`, `>=` and `<=` are not brackets).
 
@@ -866,19 +1160,43 @@ def scan_lines(path: str, lines: Iterable[str], settings: ScanSettings | None = 
 
 
 def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = None) -> FileScan:
+    # Lines end at "\n" only, as MLIR counts them (str.splitlines would also split at
+    # form feeds and other separators MLIR treats as text).
     """Scan MLIR held in a string.
 
     >>> scan = scan_text('func.func @f() {\\n  %a = memref.alloca() : memref<4xf32>\\n}')
     >>> [(a.line, a.col, a.results, a.frames[-1].name) for a in scan.allocas]
     [(2, 8, ('%a',), 'func.func')]
     """
-    return scan_lines(path, text.splitlines(), settings)
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return scan_lines(path, (line.rstrip("\r") for line in lines), settings)
+
+
+BLOCK_CHARS = 1 << 22
+
+
+def iter_file_blocks(path: str) -> Iterator[list[str]]:
+    """The lines of a file without their newlines, in lists read a large block at a time
+    (fast, and the memory held is one block, whatever the file's size)."""
+    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+        tail = ""
+        while block := handle.read(BLOCK_CHARS):
+            lines = (tail + block).split("\n")
+            tail = lines.pop()
+            yield lines
+        if tail:
+            yield [tail]
 
 
 def iter_file_lines(path: str) -> Iterator[str]:
-    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
-        yield from handle
+    for block in iter_file_blocks(path):
+        yield from block
 
 
 def scan_file(path: str, settings: ScanSettings | None = None) -> FileScan:
-    return scan_lines(path, iter_file_lines(path), settings)
+    scanner = Scanner(path, settings)
+    for lines in iter_file_blocks(path):
+        scanner.feed_block(lines)
+    return scanner.finish()
