@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sc_mlir.locations import UNRESOLVED, LocationTable, SourceLocation
+from sc_mlir.locations import UNRESOLVED, Location, LocationTable, SourceLocation
 from sc_mlir.memref import MemRefType, bits_to_bytes, bytes_to_words, static_elements, total_bits
 from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
@@ -30,55 +30,165 @@ class ModelSettings:
     scope_ops: frozenset[str] = DEFAULT_SCOPE_OPS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What an alloca's enclosing ops say about it; shared by the allocas of one region."""
+
+    module: str
+    func: str
+    core_type: str | None
+    scratch_operands: int | None  # the func's Pallas `scratch_operands` count, if printed
+    scope_op: str
+    scope_start: int
+    scope_end: int  # -1 if the scope op never closed
+    scope_path: str
+    dump_header: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    """A memref's layout and memory space: as written, and canonical."""
+
+    layout: str | None
+    memory_space: str | None
+    space_id: int | None
+    space_name: str
+
+
+# Not frozen: dumps hold hundreds of thousands of allocas, and a frozen dataclass costs six
+# times as much to build. Nothing changes a record after the builder made it.
+@dataclass(slots=True)
 class Allocation:
     """One `memref.alloca`, with everything the analyses and reports need.
 
     Positions: `line`/`col` are the op name's position in the dump file (1-based, as MLIR
     reports it); `order` is the op's program point (ops numbered from 1 in text order,
     per file); `live_end` the program point of its last use (`last_use_line` its line in
-    the dump); `scope_start`/`scope_end`
-    the program points where its scope op begins and ends.
+    the dump); `scope_start`/`scope_end` the program points where its scope op begins and
+    ends. What allocas share (the memref type, the enclosing ops, the memory space) is
+    held once and read through properties of the same names.
     """
 
     file: str
     chunk: int
-    module: str
-    func: str
     name: str
     line: int
     col: int
     op_form: str
-    type: str
-    shape: tuple[int | None, ...] | None
-    resolved_shape: tuple[int | None, ...] | None
-    element_type: str
-    element_bits: int | None
-    num_elements: int | None
-    bits: int | None
-    bytes: int | None
-    words: int | None
-    memory_space: str | None
-    space_id: int | None
-    space_name: str
-    layout: str | None
-    alignment: int | None
-    scope_op: str
-    scope_path: str
-    scope_start: int
-    scope_end: int
     order: int
     live_end: int
     last_use_line: int
-    core_type: str | None
-    scratch_operands: int | None  # the func's Pallas `scratch_operands` count, if printed
-    dump_header: str | None
-    loc: SourceLocation = UNRESOLVED
+    alignment: int | None
+    words: int | None
+    memref: MemRefType = field(repr=False)
+    placement: Placement = field(repr=False)
+    space: Space = field(repr=False)
+    dynamic_shape: tuple[int | None, ...] | None = None  # `?` filled in by constants
+    location: Location | None = None  # the op's loc(...), as written
+    locations: LocationTable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def loc(self) -> SourceLocation:
+        """The source location, resolved through the chunk's `#loc` aliases when first
+        asked for (dumps hold far more aliases than any report shows)."""
+        if self.locations is None or self.location is None:
+            return UNRESOLVED
+        return self.locations.resolve(self.location)
+
+    # the memref type
+    @property
+    def type(self) -> str:
+        return self.memref.text
+
+    @property
+    def shape(self) -> tuple[int | None, ...] | None:
+        return self.memref.shape
+
+    @property
+    def resolved_shape(self) -> tuple[int | None, ...] | None:
+        return self.dynamic_shape if self.dynamic_shape is not None else self.memref.shape
+
+    @property
+    def element_type(self) -> str:
+        return self.memref.element.text
+
+    @property
+    def element_bits(self) -> int | None:
+        return self.memref.element.bits
+
+    @property
+    def num_elements(self) -> int | None:
+        return static_elements(self.resolved_shape)
+
+    @property
+    def bits(self) -> int | None:
+        elements, bits = self.num_elements, self.element_bits
+        return None if elements is None or bits is None else elements * bits
+
+    @property
+    def bytes(self) -> int | None:
+        return bits_to_bytes(self.bits)
+
+    # the memory space
+    @property
+    def layout(self) -> str | None:
+        return self.space.layout
+
+    @property
+    def memory_space(self) -> str | None:
+        return self.space.memory_space
+
+    @property
+    def space_id(self) -> int | None:
+        return self.space.space_id
+
+    @property
+    def space_name(self) -> str:
+        return self.space.space_name
 
     @property
     def space_key(self) -> str:
         """What groups allocations into one memory space: the id, else the name."""
-        return str(self.space_id) if self.space_id is not None else self.space_name
+        space = self.space
+        return str(space.space_id) if space.space_id is not None else space.space_name
+
+    # the enclosing ops
+    @property
+    def module(self) -> str:
+        return self.placement.module
+
+    @property
+    def func(self) -> str:
+        return self.placement.func
+
+    @property
+    def core_type(self) -> str | None:
+        return self.placement.core_type
+
+    @property
+    def scratch_operands(self) -> int | None:
+        return self.placement.scratch_operands
+
+    @property
+    def scope_op(self) -> str:
+        return self.placement.scope_op
+
+    @property
+    def scope_path(self) -> str:
+        return self.placement.scope_path
+
+    @property
+    def scope_start(self) -> int:
+        return self.placement.scope_start
+
+    @property
+    def scope_end(self) -> int:
+        end = self.placement.scope_end
+        return end if end >= 0 else self.live_end
+
+    @property
+    def dump_header(self) -> str | None:
+        return self.placement.dump_header
 
     @property
     def where(self) -> str:
@@ -118,22 +228,17 @@ class _ChunkContext:
 def build_allocations(scan: FileScan, settings: ModelSettings | None = None
                       ) -> tuple[list[Allocation], list[Diagnostic]]:
     """Turn a file's scan into allocation records, plus diagnostics for what was skipped."""
-    settings = settings or ModelSettings()
-    contexts = {chunk.index: _ChunkContext(chunk) for chunk in scan.chunks}
-    symbols: dict[int, str | None] = {}
+    builder = _Builder(scan, settings or ModelSettings())
     records: list[Allocation] = []
     diagnostics = list(scan.diagnostics)
     for raw in scan.allocas:
         if raw.syntax is None:
             continue  # the scanner already reported why
-        context = contexts[raw.chunk]
         try:
-            record = _build_one(scan.path, raw, context, settings, symbols)
+            records.append(builder.build(raw))
         except _Skip as skip:
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
                                           f"memref.alloca skipped: {skip}", raw.text))
-            continue
-        records.append(record)
     return records, diagnostics
 
 
@@ -141,86 +246,129 @@ class _Skip(Exception):
     pass
 
 
-def _symbol(frame: OpFrame, cache: dict[int, str | None]) -> str | None:
-    key = id(frame)
-    if key not in cache:
-        cache[key] = frame_symbol(frame)
-    return cache[key]
+class _Builder:
+    """Builds records for one file, remembering what allocas share: their enclosing ops
+    (keyed by the innermost one), their chunk's tables, their memory-space text."""
 
+    def __init__(self, scan: FileScan, settings: ModelSettings) -> None:
+        self.path = scan.path
+        self.settings = settings
+        self.contexts = {chunk.index: _ChunkContext(chunk) for chunk in scan.chunks}
+        self.symbols: dict[int, str | None] = {}
+        self.placements: dict[tuple[int | None, int], Placement] = {}
+        self.facts: dict[int, tuple[str | None, int | None]] = {}
+        self.funcs: dict[int, OpFrame | None] = {}
+        self.paths: dict[int, str] = {}
+        self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
 
-def _build_one(path: str, raw: RawAlloca, context: _ChunkContext, settings: ModelSettings,
-               symbols: dict[int, str | None]) -> Allocation:
-    syntax = raw.syntax
-    assert syntax is not None
-    memref = _memref_of(syntax.type, context.aliases)
-    frames = raw.frames
+    def symbol(self, frame: OpFrame) -> str | None:
+        key = id(frame)
+        if key not in self.symbols:
+            self.symbols[key] = frame_symbol(frame)
+        return self.symbols[key]
 
-    func_frame = next((f for f in reversed(frames)
-                       if not is_module_like(f) and _symbol(f, symbols)), None)
-    func = _symbol(func_frame, symbols) if func_frame else ""
-    outer = frames[0] if frames else None
-    if outer is not None and is_module_like(outer):
-        module_symbol = _symbol(outer, symbols)
-        module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
-    else:
+    def placement(self, frames: tuple[OpFrame, ...], chunk: int) -> Placement:
+        key = (id(frames[-1]) if frames else None, chunk)
+        found = self.placements.get(key)
+        if found is None:
+            header = self.contexts[chunk].chunk.header
+            found = self.placements[key] = self._place(frames, header)
+        return found
+
+    def func_frame(self, frames: tuple[OpFrame, ...]) -> OpFrame | None:
+        """The innermost frame that defines a symbol and is not a module (remembered per
+        frame: the frames of one func all lead to it)."""
+        funcs = self.funcs
+        unknown = []
+        found: OpFrame | None = None
+        for frame in reversed(frames):
+            key = id(frame)
+            if key in funcs:
+                found = funcs[key]
+                break
+            unknown.append(key)
+            if not is_module_like(frame) and self.symbol(frame):
+                found = frame
+                break
+        for key in unknown:
+            funcs[key] = found
+        return found
+
+    def func_facts(self, func_frame: OpFrame | None) -> tuple[str | None, int | None]:
+        """(core type, scratch operands) from a func's attributes."""
+        key = id(func_frame)
+        found = self.facts.get(key)
+        if found is None:
+            attributes = func_frame.attribute_text() if func_frame else ""
+            core = _CORE_TYPE.search(attributes)
+            scratch = _SCRATCH_OPERANDS.search(attributes)
+            found = self.facts[key] = (core.group(1) if core else None,
+                                       int(scratch.group(1)) if scratch else None)
+        return found
+
+    def scope_path(self, frames: tuple[OpFrame, ...], func_frame: OpFrame | None,
+                   func: str) -> str:
+        """`func.func@k/tpu.region#0/...`: the path from the func down, each frame's path
+        made from its parent's (frames deep in one func share their prefix)."""
+        start = frames.index(func_frame) if func_frame in frames else 0
+        known = len(frames)
+        while known > start and id(frames[known - 1]) not in self.paths:
+            known -= 1
+        path = self.paths[id(frames[known - 1])] if known > start else ""
+        for frame in frames[known:]:
+            step = (f"{frame.name}@{func}" if frame is func_frame
+                    else f"{frame.name}#{frame.sibling_index}")
+            path = f"{path}/{step}" if path else step
+            self.paths[id(frame)] = path
+        return path
+
+    def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
+        func_frame = self.func_frame(frames)
+        func = (self.symbol(func_frame) if func_frame else "") or ""
+        outer = frames[0] if frames else None
         module = ""
-    func_attributes = func_frame.attribute_text() if func_frame else ""
-    core_match = _CORE_TYPE.search(func_attributes)
-    core_type = core_match.group(1) if core_match else None
-    scratch_match = _SCRATCH_OPERANDS.search(func_attributes)
+        if outer is not None and is_module_like(outer):
+            module_symbol = self.symbol(outer)
+            module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
+        core_type, scratch = self.func_facts(func_frame)
+        scope = next((f for f in reversed(frames) if f.name in self.settings.scope_ops), None)
+        if scope is None:
+            scope = func_frame or (frames[-1] if frames else None)
+        return Placement(module, func, core_type, scratch,
+                          scope.name if scope else "", scope.order if scope else 0,
+                          scope.end_order if scope else -1,
+                          self.scope_path(frames, func_frame, func), header)
 
-    scope = next((f for f in reversed(frames) if f.name in settings.scope_ops), None)
-    if scope is None:
-        scope = func_frame or (frames[-1] if frames else None)
-    path_frames = frames[frames.index(func_frame):] if func_frame in frames else frames
-    scope_path = "/".join(
-        f"{f.name}@{func}" if f is func_frame else f"{f.name}#{f.sibling_index}"
-        for f in path_frames
-    )
 
-    layout, space_raw = split_params(memref.params, context.aliases)
-    space_text = resolve_attribute_alias(space_raw, context.aliases) if space_raw else None
-    space_id, space_name = settings.space_map.canonical(space_text, core_type)
+    def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
+              ) -> Space:
+        key = (params, core_type)
+        found = self.spaces.get(key)
+        if found is None:
+            layout, raw = split_params(params, aliases)
+            text = resolve_attribute_alias(raw, aliases) if raw else None
+            space_id, space_name = self.settings.space_map.canonical(text, core_type)
+            found = self.spaces[key] = Space(layout, raw, space_id, space_name)
+        return found
 
-    resolved = _resolve_dynamic(memref.shape, raw.size_constants)
-    element_bits = memref.element.bits
-    bits = total_bits(resolved, element_bits)
-    nbytes = bits_to_bytes(bits)
-    return Allocation(
-        file=path,
-        chunk=raw.chunk,
-        module=module,
-        func=func or "",
-        name=raw.results[0] if raw.results else "",
-        line=raw.line,
-        col=raw.col,
-        op_form=syntax.form,
-        type=memref.text,
-        shape=memref.shape,
-        resolved_shape=resolved,
-        element_type=memref.element.text,
-        element_bits=element_bits,
-        num_elements=static_elements(resolved),
-        bits=bits,
-        bytes=nbytes,
-        words=bytes_to_words(nbytes),
-        memory_space=space_raw,
-        space_id=space_id,
-        space_name=space_name,
-        layout=layout,
-        alignment=syntax.alignment,
-        scope_op=scope.name if scope else "",
-        scope_path=scope_path,
-        scope_start=scope.order if scope else 0,
-        scope_end=scope.end_order if scope and scope.end_order >= 0 else raw.live_end,
-        order=raw.order,
-        live_end=raw.live_end,
-        last_use_line=raw.live_end_line,
-        core_type=core_type,
-        scratch_operands=int(scratch_match.group(1)) if scratch_match else None,
-        dump_header=context.chunk.header,
-        loc=context.locations.resolve(syntax.location),
-    )
+    def build(self, raw: RawAlloca) -> Allocation:
+        syntax = raw.syntax
+        assert syntax is not None
+        context = self.contexts[raw.chunk]
+        memref = _memref_of(syntax.type, context.aliases)
+        where = self.placement(raw.frames, raw.chunk)
+        space = self.space(memref.params, context.aliases, where.core_type)
+        if raw.size_constants:
+            dynamic: tuple[int | None, ...] | None = _resolve_dynamic(memref.shape,
+                                                                      raw.size_constants)
+            words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
+        else:
+            dynamic, words = None, memref.words
+        return Allocation(
+            self.path, raw.chunk, raw.results[0] if raw.results else "", raw.line, raw.col,
+            syntax.form, raw.order, raw.live_end, raw.live_end_line, syntax.alignment, words,
+            memref, where, space, dynamic, syntax.location, context.locations,
+        )
 
 
 def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRefType:

@@ -15,10 +15,12 @@ a reuse-aware allocator would need ("allocated"), next to the liveness lower bou
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.stack import align_up
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def interference_edges(intervals: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
@@ -36,6 +38,8 @@ def interference_edges(intervals: Sequence[tuple[int, int, int]]) -> list[tuple[
 
 def build_graph(intervals: Sequence[tuple[int, int, int]],
                 attributes: Sequence[Mapping[str, object]]) -> nx.Graph:
+    import networkx as nx
+
     graph = nx.Graph()
     for index, attrs in enumerate(attributes):
         graph.add_node(index, **attrs)

@@ -19,7 +19,8 @@ UNKNOWN_BOUND = "unknown-bound"
 SEVERITY = {OVERFLOW: 0, ALLOCATOR_LIMITED: 1, UNKNOWN_BOUND: 2, FITS: 3}
 
 
-@dataclass(frozen=True)
+# Not frozen, for speed (one per alloca); never changed after `analyze_space` built it.
+@dataclass(slots=True, eq=False)
 class PlacedAlloca:
     """An alloca with its place on the scoped stack, its live range and packed offset."""
 
@@ -144,18 +145,16 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     bound, bound_source = bounds.bound_for(first.space_id, first.space_name)
     align_bytes, align_source = bounds.align_for(first.space_id, first.space_name)
     aligns = [align_words_of(r, align_bytes) for r in records]
+    align_of = dict(zip(map(id, records), aligns, strict=True))
 
-    stack = simulate_stack(records, lambda r: align_words_of(r, align_bytes))
+    stack = simulate_stack(records, lambda r: align_of[id(r)], bound)
     intervals = [(r.order, min(max(r.live_end, r.order), max(r.scope_end, r.order)), r.words or 0)
                  for r in records]
     peak = liveness_peak(intervals)
     packed_offsets, packed_peak = pack(intervals, aligns)
 
-    crossing_index = None
-    if bound is not None:
-        crossing_index = next(
-            (i for i, p in enumerate(stack.placements) if p.upper_bound > bound), None)
-    on_stack = set(stack.on_stack[crossing_index]) if crossing_index is not None else set()
+    crossing_index = stack.crossing_index
+    on_stack = set(stack.crossing_stack)
     live_at_peak = set(peak.live)
     placed = tuple(
         PlacedAlloca(
@@ -174,7 +173,7 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
 
     crossing = None
     if crossing_index is not None and bound is not None:
-        crossing = _crossing(placed, crossing_index, stack.on_stack[crossing_index], bound)
+        crossing = _crossing(placed, crossing_index, stack.crossing_stack, bound)
     if bound is None:
         verdict = UNKNOWN_BOUND
     elif crossing is None:
@@ -183,7 +182,7 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
         verdict = ALLOCATOR_LIMITED
     else:
         verdict = OVERFLOW
-    peak_stack = stack.on_stack[stack.peak_index] if stack.peak_index is not None else ()
+    peak_stack = stack.peak_stack
     return SpaceReport(
         file=first.file, chunk=first.chunk, module=first.module, func=first.func,
         dump_header=first.dump_header, memory_space=first.memory_space,

@@ -10,15 +10,16 @@ compiler compares with the bound.
 >>> a = A(order=2, scope_start=1, scope_end=9, words=64)
 >>> b = A(order=4, scope_start=3, scope_end=5, words=100)   # inner scope, popped at 5
 >>> c = A(order=7, scope_start=6, scope_end=8, words=10)
->>> [(p.offset, p.upper_bound) for p in simulate_stack([a, b, c], lambda _: 1).placements]
-[(0, 64), (64, 164), (64, 74)]
+>>> result = simulate_stack([a, b, c], lambda _: 1, bound=100)
+>>> [(p.offset, p.upper_bound) for p in result.placements], result.crossing_stack
+([(0, 64), (64, 164), (64, 74)], (0, 1))
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 class StackItem(Protocol):
@@ -28,8 +29,7 @@ class StackItem(Protocol):
     words: int | None
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     offset: int
     upper_bound: int
     padding: int  # words skipped to align
@@ -38,11 +38,13 @@ class Placement:
 @dataclass(frozen=True)
 class StackResult:
     placements: list[Placement]
-    # For each alloca (by index), the indices of the allocas on the stack right after it
-    # is placed (itself included), bottom first.
-    on_stack: list[tuple[int, ...]]
     peak_words: int
     peak_index: int | None
+    crossing_index: int | None  # the first alloca whose upper bound exceeds the bound
+    # The allocas on the stack right after the crossing (and the peak) alloca is placed,
+    # itself included, bottom first (indices into the input).
+    crossing_stack: tuple[int, ...]
+    peak_stack: tuple[int, ...]
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -51,14 +53,15 @@ def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def simulate_stack(items: Sequence[StackItem], align_words: Callable[[StackItem], int]
-                   ) -> StackResult:
+def simulate_stack(items: Sequence[StackItem], align_words: Callable[[StackItem], int],
+                   bound: int | None = None) -> StackResult:
     """Place `items` (in program order) on the scoped stack. Unknown sizes count as 0."""
     frames: list[tuple[int, int, int, list[int]]] = []  # scope start, end, saved top, members
     top = 0
     placements: list[Placement] = []
-    on_stack: list[tuple[int, ...]] = []
     peak, peak_index = 0, None
+    crossing_index: int | None = None
+    crossing_stack: tuple[int, ...] = ()
     for index, item in enumerate(items):
         while frames and frames[-1][1] < item.order:
             top = frames.pop()[2]
@@ -69,7 +72,23 @@ def simulate_stack(items: Sequence[StackItem], align_words: Callable[[StackItem]
         placements.append(Placement(offset, upper, offset - top))
         frames[-1][3].append(index)
         top = upper
-        on_stack.append(tuple(i for frame in frames for i in frame[3]))
         if peak_index is None or upper > peak:
             peak, peak_index = upper, index
-    return StackResult(placements, on_stack, peak, peak_index)
+        if crossing_index is None and bound is not None and upper > bound:
+            crossing_index = index
+            crossing_stack = tuple(i for frame in frames for i in frame[3])
+    peak_stack = _stack_at(items, peak_index) if peak_index is not None else ()
+    return StackResult(placements, peak, peak_index, crossing_index, crossing_stack,
+                       peak_stack)
+
+
+def _stack_at(items: Sequence[StackItem], target: int) -> tuple[int, ...]:
+    """The allocas on the stack right after items[target] is placed."""
+    frames: list[tuple[int, int, list[int]]] = []
+    for index, item in enumerate(items[: target + 1]):
+        while frames and frames[-1][1] < item.order:
+            frames.pop()
+        if not frames or frames[-1][0] != item.scope_start:
+            frames.append((item.scope_start, item.scope_end, []))
+        frames[-1][2].append(index)
+    return tuple(i for frame in frames for i in frame[2])
