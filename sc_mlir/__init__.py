@@ -6,9 +6,34 @@
 15
 """
 
-from sc_mlir.api import diff, example_diff_paths, example_log_path, explain, plot_diff
-from sc_mlir.dump import Dump, example_path, load
+from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# Imported on first use, so that `import sc_mlir.scan` (and the command line) does not pay
+# for pandas, networkx and matplotlib.
+_EXPORTS = {
+    "Dump": "sc_mlir.dump",
+    "load": "sc_mlir.dump",
+    "example_path": "sc_mlir.dump",
+    "diff": "sc_mlir.api",
+    "explain": "sc_mlir.api",
+    "plot_diff": "sc_mlir.api",
+    "example_diff_paths": "sc_mlir.api",
+    "example_log_path": "sc_mlir.api",
+}
 __all__ = ["Dump", "diff", "example_diff_paths", "example_log_path", "example_path", "explain",
            "load", "plot_diff"]
-__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from sc_mlir.api import diff, example_diff_paths, example_log_path, explain, plot_diff
+    from sc_mlir.dump import Dump, example_path, load
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'sc_mlir' has no attribute {name!r}")

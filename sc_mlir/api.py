@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sc_mlir.bounds import Bounds
-from sc_mlir.diff import (
+from sc_mlir.dump import Dump, LoadSettings, load
+from sc_mlir.dumpdiff import (
     DiffResult,
     SpaceView,
     diff_views,
@@ -17,8 +18,7 @@ from sc_mlir.diff import (
     views_from_analysis,
     views_from_json,
 )
-from sc_mlir.dump import Dump, LoadSettings, load
-from sc_mlir.explain import Explanation, explain_all
+from sc_mlir.explanation import Explanation, explain_all
 from sc_mlir.logs import read_log
 
 if TYPE_CHECKING:

@@ -25,13 +25,6 @@ from sc_mlir.bounds import (
     parse_assignments,
     read_config,
 )
-from sc_mlir.diff import (
-    SpaceView,
-    diff_views,
-    is_saved_analysis,
-    views_from_analysis,
-    views_from_json,
-)
 from sc_mlir.dump import (
     ALLOCATION_COLUMNS,
     Dump,
@@ -41,7 +34,14 @@ from sc_mlir.dump import (
     example_path,
     load,
 )
-from sc_mlir.explain import bounds_from_failures, explain_all
+from sc_mlir.dumpdiff import (
+    SpaceView,
+    diff_views,
+    is_saved_analysis,
+    views_from_analysis,
+    views_from_json,
+)
+from sc_mlir.explanation import bounds_from_failures, explain_all
 from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object

@@ -7,7 +7,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.explain import Explanation
+from sc_mlir.explanation import Explanation
 from sc_mlir.logs import AllocationFailure, FixedSizeFailure, ReplicaCountFailure
 from sc_mlir.render.analysis_json import location
 from sc_mlir.render.analysis_terminal import STYLE

@@ -142,8 +142,8 @@ def views_from_json(path: str) -> list[SpaceView]:
     with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
     if not isinstance(data, dict) or "spaces" not in data or "allocations" not in data:
-        raise ValueError(f"{path}: not a saved analysis (expected the keys 'spaces' and "
-                         "'allocations' of 'sc-mlir analyze --format json')")
+        raise ValueError(f"{path}: not a saved analysis with every alloca (save it with "
+                         "'sc-mlir analyze --format json --allocations')")
     root = str(data.get("path", ""))
     rows: dict[tuple[str, int, str, str], list[dict]] = defaultdict(list)
     for row in data["allocations"]:
