@@ -227,6 +227,8 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Read settings 
                       "file (default: ./sc-mlir.toml, else [tool.sc-mlir] in ./pyproject.toml).")]
 LogOpt = Annotated[Path | None, typer.Option("--log", help="A compile log: take the bounds "
                    "from the allocation failures it reports.")]
+AllocationsOpt = Annotated[bool, typer.Option("--allocations", help="JSON: also list every "
+                           "alloca (what 'sc-mlir diff' needs to read a saved analysis).")]
 
 
 @app.command()
@@ -243,6 +245,7 @@ def analyze(
     config: ConfigOpt = None,
     log: LogOpt = None,
     html: HtmlOpt = None,
+    allocations: AllocationsOpt = False,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -268,7 +271,7 @@ def analyze(
     if html is not None:
         _write_html(html, analysis.to_html(source))
     if format is Format.json:
-        sys.stdout.write(to_json(analysis_object(analysis, source)))
+        sys.stdout.write(to_json(analysis_object(analysis, source, allocations)))
     elif format is Format.csv:
         sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
     else:

@@ -63,6 +63,15 @@ def test_json_contract_keys(mosaic):
     assert space["memory_space"] == "#tpu.memory_space<vmem>"
 
 
+def test_every_alloca_is_listed_only_on_request():
+    _, plain = analyze_json(str(FIXTURES / "sample"))
+    assert "allocations" not in plain
+    _, full = analyze_json(str(FIXTURES / "sample"), "--allocations")
+    assert len(full["allocations"]) == sum(s["n_allocas"] for s in full["spaces"])
+    assert {"name", "words", "offset", "upper_bound", "live_start", "live_end",
+            "line", "col"} <= set(full["allocations"][0])
+
+
 def test_the_table_leads_with_the_worst_and_names_the_crossing():
     result = run("analyze", "--example")
     assert result.exit_code == 1

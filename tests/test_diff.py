@@ -117,7 +117,8 @@ def test_fail_on_overflow_and_regression():
 def test_saved_json_analyses_diff_like_the_dumps(tmp_path):
     paths = []
     for name in ("before", "after"):
-        result = runner.invoke(app, ["analyze", str(DIFF / "limit_halved" / name), "-f", "json"])
+        result = runner.invoke(app, ["analyze", str(DIFF / "limit_halved" / name), "-f", "json",
+                                     "--allocations"])
         path = tmp_path / f"{name}.json"
         path.write_text(result.stdout)
         paths.append(path)
@@ -125,6 +126,15 @@ def test_saved_json_analyses_diff_like_the_dumps(tmp_path):
     _, from_dumps = diff_json(DIFF / "limit_halved/before", DIFF / "limit_halved/after")
     strip = lambda out: (out["spaces"], out["allocations"])  # noqa: E731
     assert strip(from_json) == strip(from_dumps)
+
+
+def test_a_saved_analysis_without_allocas_is_refused_with_the_fix(tmp_path):
+    result = runner.invoke(app, ["analyze", str(DIFF / "limit_halved" / "before"), "-f", "json"])
+    saved = tmp_path / "before.json"
+    saved.write_text(result.stdout)
+    refused = runner.invoke(app, ["diff", str(saved), str(DIFF / "limit_halved" / "after")])
+    assert refused.exit_code == 2
+    assert "--allocations" in refused.output
 
 
 def test_space_filter_and_csv():

@@ -73,11 +73,16 @@ def space_object(report: SpaceReport) -> dict[str, object]:
     }
 
 
-def analysis_object(analysis: Analysis, path: str) -> dict[str, object]:
-    return {
+def analysis_object(analysis: Analysis, path: str, allocations: bool = False
+                    ) -> dict[str, object]:
+    """The JSON contract. `allocations` adds every alloca (as large as the dump itself; what
+    `sc-mlir diff` needs to read a saved analysis back)."""
+    result: dict[str, object] = {
         "path": path,
         "spaces": [space_object(r) for r in analysis.reports],
-        "allocations": [placed_row(r, a) for r in analysis.reports for a in r.allocas],
         "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
         "skipped_allocas": len(analysis.skipped_allocas),
     }
+    if allocations:
+        result["allocations"] = [placed_row(r, a) for r in analysis.reports for a in r.allocas]
+    return result

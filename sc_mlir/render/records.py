@@ -9,7 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 
 def to_json(value: object) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=_default) + "\n"
+    """Compact JSON, one document and a newline (compact keeps the C encoder: outputs for
+    large dumps are large)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default) + "\n"
 
 
 def _default(value: object) -> object:
