@@ -42,6 +42,7 @@ from sc_mlir.dumpdiff import (
     views_from_json,
 )
 from sc_mlir.explanation import bounds_from_failures, explain_all
+from sc_mlir.gcpause import paused_gc
 from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object
@@ -404,7 +405,8 @@ def diff(
 
 
 def main() -> None:
-    app()
+    with paused_gc():  # the whole run holds its objects to the end (see gcpause)
+        app()
 
 
 if __name__ == "__main__":

@@ -7,17 +7,21 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sc_mlir import parts
 from sc_mlir.discover import Skipped, discover
+from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
+from sc_mlir.parts import scan_file_in_parts
 from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
 
 if TYPE_CHECKING:
@@ -58,15 +62,21 @@ class LoadSettings:
     model: ModelSettings = field(default_factory=ModelSettings)
 
 
-def read_file(path: str, settings: LoadSettings | None = None) -> FileResult:
-    """Scan one file and build its allocation records (runs in worker processes too)."""
+def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
+              pool: Executor | None = None) -> FileResult:
+    """Scan one file and build its allocation records (runs in worker processes too). With
+    `jobs` > 1 and a process `pool`, a large file is scanned in parts."""
     settings = settings or LoadSettings()
-    try:
-        scan = scan_file(path, settings.scan)
-    except OSError as exc:
-        diag = Diagnostic(path, 0, 0, f"file skipped: cannot read: {exc.strerror or exc}")
-        return FileResult(FileSummary(path, 0, 0, 0), [], [diag])
-    records, diagnostics = build_allocations(scan, settings.model)
+    with paused_gc():
+        try:
+            if jobs > 1 and pool is not None:
+                scan = scan_file_in_parts(path, settings.scan, jobs, pool)
+            else:
+                scan = scan_file(path, settings.scan)
+        except OSError as exc:
+            diag = Diagnostic(path, 0, 0, f"file skipped: cannot read: {exc.strerror or exc}")
+            return FileResult(FileSummary(path, 0, 0, 0), [], [diag])
+        records, diagnostics = build_allocations(scan, settings.model)
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
                       diagnostics)
 
@@ -157,19 +167,34 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
               progress: ProgressHook | None) -> Iterator[FileResult]:
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
     total = len(files)
-    if workers == 1 or total < 2:
+    large = [_splittable(path) for path in files]
+    if workers == 1 or (total < 2 and not any(large)):
         for i, path in enumerate(files, 1):
             result = read_file(path, settings)
             if progress:
                 progress(i, total, path)
             yield result
         return
-    with ProcessPoolExecutor(max_workers=min(workers, total)) as pool:
-        for i, result in enumerate(pool.map(read_file, files, [settings] * total,
-                                            chunksize=max(1, total // (workers * 8))), 1):
+    # Small files go to the workers whole; a large one is read here, its parts scanned by
+    # the same workers.
+    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
+        pending = {i: pool.submit(read_file, path, settings)
+                   for i, path in enumerate(files) if not large[i]}
+        for i, path in enumerate(files):
+            if large[i]:
+                result = read_file(path, settings, jobs=workers, pool=pool)
+            else:
+                result = pending.pop(i).result()
             if progress:
-                progress(i, total, result.summary.path)
+                progress(i + 1, total, result.summary.path)
             yield result
+
+
+def _splittable(path: str) -> bool:
+    try:
+        return os.path.getsize(path) >= 2 * parts.MIN_PART_BYTES
+    except OSError:
+        return False
 
 
 def example_path() -> str:

@@ -32,6 +32,7 @@ from sc_mlir.analysis.report import (
     analyze_space,
 )
 from sc_mlir.bounds import Bounds
+from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation
 from sc_mlir.scan import Diagnostic
 
@@ -241,8 +242,9 @@ def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[Space
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
     for record in records:
         groups[group_key(record)].append(record)
-    reports = [analyze_space(sorted(group, key=lambda r: r.order), bounds)
-               for group in groups.values()]
+    with paused_gc():
+        reports = [analyze_space(sorted(group, key=lambda r: r.order), bounds)
+                   for group in groups.values()]
     reports.sort(key=lambda r: (r.severity, r.file, r.chunk, r.func, r.space_label))
     return reports
 
