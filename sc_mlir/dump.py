@@ -23,6 +23,7 @@ from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts
 from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
+from sc_mlir.syntax import warm_parsers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -176,7 +177,8 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             yield result
         return
     # Small files go to the workers whole; a large one is read here, its parts scanned by
-    # the same workers.
+    # the same workers. The grammars are built before the workers start, which share them.
+    warm_parsers()
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
         pending = {i: pool.submit(read_file, path, settings)
                    for i, path in enumerate(files) if not large[i]}

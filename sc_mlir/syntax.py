@@ -10,6 +10,7 @@ loads them once (LALR, contextual lexer) and turns parse trees into plain record
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -89,17 +90,34 @@ def grammar_dir() -> Path:
 
 @cache
 def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
+    starts = list(start) if isinstance(start, tuple) else [start]
     return Lark.open(
         str(grammar_dir() / grammar),
         parser="lalr",
         lexer="contextual",
-        start=list(start) if isinstance(start, tuple) else start,
+        start=starts,
         propagate_positions=True,
         maybe_placeholders=True,
-        # Building the LALR tables takes a quarter of a second; lark keeps them in the
-        # temporary directory and rebuilds them when a grammar file changes.
-        cache=True,
+        # Building the LALR tables takes a quarter of a second; lark pickles them and
+        # rebuilds them when the grammar or lark changes. Its default place is the shared
+        # temporary directory, where anyone could plant a pickle: ours is a private one.
+        cache=_private_cache_file(f"{Path(grammar).stem}-{'-'.join(starts)}") or False,
     )
+
+
+def _private_cache_file(name: str) -> str | None:
+    """A file in the user's own cache directory (created 0700), or None if there is no
+    such directory we alone can write."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "sc-mlir")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.stat(directory)
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return os.path.join(directory, f"lark-{name}.cache")
 
 
 def alloca_parser() -> Lark:
@@ -113,6 +131,13 @@ def location_parser() -> Lark:
 
 def type_parser() -> Lark:
     return _parser("memref_type.lark", "type")
+
+
+def warm_parsers() -> None:
+    """Build the grammars now (before forking workers, which then share them)."""
+    alloca_parser()
+    location_parser()
+    type_parser()
 
 
 # --- tree -> records -------------------------------------------------------------------
