@@ -18,7 +18,7 @@ SNIFF_BYTES = 256 * 1024
 _MLIR_SIGNAL = re.compile(
     rb"(?m)^[ \t]*(?:module\b|\"builtin\.module\"|func\.func\b|\"func\.func\"|"
     rb"%[\w$.\-]+(?::\d+)?[ \t]*=|#[\w$.\-]+[ \t]*=|![\w$.\-]+[ \t]*=|// -----|"
-    rb"\"?[a-z_][\w$]*\.[\w$.]+\"?.*\bloc\()"
+    rb"\"?[a-z_][\w$]*+\.[\w$.]++\"?[^\n]*?\bloc\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
 

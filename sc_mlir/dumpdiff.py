@@ -349,7 +349,6 @@ class DiffResult:
 
 # --- matching ------------------------------------------------------------------------------
 
-_TRAILING_NUMBER = re.compile(r"(?:[._\-]?\d+)+$")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -359,8 +358,18 @@ def strip_number(name: str) -> str:
     >>> strip_number("fusion.123"), strip_number("kernel_7"), strip_number("k2v")
     ('fusion', 'kernel', 'k2v')
     """
-    stripped = _TRAILING_NUMBER.sub("", name)
-    return stripped or name
+    end = len(name)
+    # From the end: digits, each run optionally after one separator (a loop rather than a
+    # regex: `(?:[._-]?\d+)+$` backtracks exponentially on long digit runs).
+    while end > 0 and name[end - 1].isdecimal():
+        while end > 0 and name[end - 1].isdecimal():
+            end -= 1
+        if end > 1 and name[end - 1] in "._-" and name[end - 2].isdecimal():
+            end -= 1
+        elif end > 0 and name[end - 1] in "._-":
+            end -= 1
+            break
+    return name[:end] or name
 
 
 def program_pattern(program: str) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from sc_mlir.spaces import parse_space_id
 from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+\x07|\x1b[()][0-9A-Za-z]")
 # Prefixes that loggers put in front of every (wrapped) line.
 _LOG_PREFIX = re.compile(
     r"^(?:"

@@ -196,9 +196,10 @@ class Allocation:
 
 
 _PRETTY_SYMBOL = re.compile(
-    r'\s*(?:%[^=]*=\s*)?[\w.$"]+\s+(?:(?:public|private|nested)\s+)?@("(?:[^"\\]|\\.)*"|[\w$.\-]+)'
+    r'\s*(?:%[^=]*=\s*)?[\w.$"]++\s+(?:(?:public|private|nested)\s+)?'
+    r'@("[^"\\]*+(?:\\.[^"\\]*+)*+"|[\w$.\-]+)'
 )
-_GENERIC_SYMBOL = re.compile(r'\bsym_name\s*=\s*"((?:[^"\\]|\\.)*)"')
+_GENERIC_SYMBOL = re.compile(r'\bsym_name\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
 _CORE_TYPE = re.compile(r"tpu\.core_type\s*=\s*#tpu\.core_type<\s*(\w+)\s*>")
 _SCRATCH_OPERANDS = re.compile(r"\bscratch_operands\s*=\s*(\d+)")
 
@@ -258,7 +259,6 @@ class _Builder:
         self.placements: dict[tuple[int | None, int], Placement] = {}
         self.facts: dict[int, tuple[str | None, int | None]] = {}
         self.funcs: dict[int, OpFrame | None] = {}
-        self.paths: dict[int, str] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
 
     def symbol(self, frame: OpFrame) -> str | None:
@@ -308,19 +308,11 @@ class _Builder:
 
     def scope_path(self, frames: tuple[OpFrame, ...], func_frame: OpFrame | None,
                    func: str) -> str:
-        """`func.func@k/tpu.region#0/...`: the path from the func down, each frame's path
-        made from its parent's (frames deep in one func share their prefix)."""
+        """`func.func@k/tpu.region#0/...`: the path from the func down (made once per
+        placement, in one join: caching every prefix would cost depth^2 in a deep nest)."""
         start = frames.index(func_frame) if func_frame in frames else 0
-        known = len(frames)
-        while known > start and id(frames[known - 1]) not in self.paths:
-            known -= 1
-        path = self.paths[id(frames[known - 1])] if known > start else ""
-        for frame in frames[known:]:
-            step = (f"{frame.name}@{func}" if frame is func_frame
-                    else f"{frame.name}#{frame.sibling_index}")
-            path = f"{path}/{step}" if path else step
-            self.paths[id(frame)] = path
-        return path
+        return "/".join(f"{frame.name}@{func}" if frame is func_frame
+                        else f"{frame.name}#{frame.sibling_index}" for frame in frames[start:])
 
     def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
         func_frame = self.func_frame(frames)

@@ -158,11 +158,11 @@ class FileScan:
 # --- lexical helpers -------------------------------------------------------------------
 
 _SPLIT_MARKER = re.compile(r"\s*// -----")
-_DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) (.*?)\s*(?://-----|$)")
-# A string that holds something that matters to the scanner (a brace, a value name, a
-# comment marker) or an escape.
-_SPECIAL_STRING = re.compile(r'"[^"\n]*?(?:[{}%\\]|//)[^"\n]*"')
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*("?)|//')
+_DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) ")
+# Every pattern here runs in time linear in the line: no two ways to match the same text
+# (string bodies are unrolled, alternatives start with different characters), so a
+# pathological line costs what a long plain one does (bench/pathological.py).
+_STRING_OR_COMMENT = re.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+("?)|//')
 _HEAD = re.compile(
     r"[ \t]*(?:(?P<results>%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)[ \t]*=[ \t]*)?"
     r"(?P<name>\"[^\"\n]*\"|[A-Za-z_][\w$.]*)"
@@ -176,7 +176,7 @@ _SIMPLE_LINE = re.compile(
     r"[ \t]*(?:(%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*)[ \t]*=[ \t]*)?"
     r'("[\w.$\-]+"|[A-Za-z_][\w$.]*)'
     + _PLAIN
-    + r'(?:(?:<\{[^{}"/\\\n]*\}>|\{[ \t]*[A-Za-z_][\w$.\-]*[ \t]*(?:[=,][^{}"/\\\n]*)?\}|<)'
+    + r'(?:(?:<\{[^{}"/\\\n]*\}>|\{[ \t]*[A-Za-z_][\w$.\-]*[ \t]*(?:[=,][^{}"/\\\n]*)?\}|<(?!\{))'
     + _PLAIN
     + r")*"
 )
@@ -188,6 +188,7 @@ _BRACE = re.compile(r"[{}]")
 _MAYBE_REGION_OPEN = re.compile(r'(?<!<)\{(?![ \t]*(?:[\w$.\-]+|"[^"\n]*")[ \t]*[=,}])')
 _DICT_ENTRY = re.compile(r'[ \t]*(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,]')
 _DICT_AFTER_BRACE = re.compile(r'[ \t]*(?:(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,}]|\})')
+_BLANKS_TO_END = re.compile(r"\s*+$")
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
 # character); batches with trailing blanks are read line by line instead.
@@ -234,10 +235,27 @@ def blank_strings(line: str) -> tuple[str, bool]:
     return "".join(pieces), unterminated
 
 
+def dump_header_pass(line: str) -> str | None:
+    """The pass named by `// -----// IR Dump After Pass (arg) //----- //`, if any.
+
+    >>> dump_header_pass("// -----// IR Dump After Canonicalizer (canonicalize) //----- //")
+    'Canonicalizer (canonicalize)'
+    """
+    m = _DUMP_HEADER.search(line)
+    if m is None:
+        return None
+    rest = line[m.end():]
+    cut = rest.find("//-----")
+    return (rest if cut < 0 else rest[:cut]).strip()
+
+
 def code_of(line: str) -> tuple[str, bool]:
-    """Fast path of `blank_strings` for lines whose strings cannot hide anything."""
+    """Fast path of `blank_strings` for lines whose strings cannot hide anything: no
+    escapes, and no brace, value name or comment marker inside a string."""
     quotes = line.count('"')
-    if quotes == 0 or (quotes % 2 == 0 and _SPECIAL_STRING.search(line) is None):
+    if quotes == 0 or (quotes % 2 == 0 and "\\" not in line
+                       and not any("{" in s or "}" in s or "%" in s or "//" in s
+                                   for s in line.split('"')[1::2])):
         cut = line.find("//")
         return (line if cut < 0 else line[:cut]), False
     return blank_strings(line)
@@ -250,6 +268,7 @@ class _Region:
     """A region on the scanner's stack, and the op currently being read inside it."""
 
     __slots__ = (
+        "_frames",
         "alloca_ids",
         "child_counts",
         "cur_extra",
@@ -259,7 +278,6 @@ class _Region:
         "cur_order",
         "cur_pending",
         "depth",
-        "frames",
         "had_ops",
         "labels",
         "multi_block",
@@ -269,11 +287,10 @@ class _Region:
         "used",
     )
 
-    def __init__(self, owner: OpFrame | None, depth: int, saved_nesting: int,
-                 frames: tuple[OpFrame, ...] = ()) -> None:
+    def __init__(self, owner: OpFrame | None, depth: int, saved_nesting: int) -> None:
         self.owner = owner
         self.depth = depth
-        self.frames = frames  # the region-holding ops around this region, outermost first
+        self._frames: tuple[OpFrame, ...] | None = None
         self.undo: list[tuple[dict, str, object]] = []
         self.had_ops = False
         self.labels = 0
@@ -291,6 +308,15 @@ class _Region:
         self.cur_frame: OpFrame | None = None
         self.cur_pending: set[int] | None = None
         self.saved_nesting = saved_nesting
+
+    @property
+    def frames(self) -> tuple[OpFrame, ...]:
+        """The region-holding ops around this region, outermost first. Made when an alloca
+        needs them: a tuple per region would cost depth^2 in a deep nest."""
+        frames = self._frames
+        if frames is None:
+            frames = self._frames = tuple(self.owner.ancestors()) if self.owner else ()
+        return frames
 
 
 class Scanner:
@@ -675,12 +701,12 @@ class Scanner:
         self._segment(code, start, len(code), after_close)
 
     def _brace_kind(self, code: str, pos: int) -> str:
+        # Matching at pos, not on a slice: a line of n braces must not copy n^2 characters.
         if pos > 0 and code[pos - 1] == "<":
             return "D"  # `<{` opens properties
-        rest = code[pos + 1 :]
-        if not rest.strip():
+        if _BLANKS_TO_END.match(code, pos + 1):
             return "P"
-        if _DICT_AFTER_BRACE.match(rest):
+        if _DICT_AFTER_BRACE.match(code, pos + 1):
             return "D"
         return "R"
 
@@ -1012,8 +1038,7 @@ class Scanner:
                 frame.top_index = self.top_count
                 self.top_count += 1
             parent.cur_frame = frame
-        self.regions.append(_Region(frame, len(self.regions), self.nesting,
-                                    (*parent.frames, frame)))
+        self.regions.append(_Region(frame, len(self.regions), self.nesting))
         self.nesting = 0
 
     def _close_region(self) -> None:
@@ -1074,9 +1099,7 @@ class Scanner:
 
     def _split(self, raw: str) -> None:
         self._end_chunk(final=False)
-        header = _DUMP_HEADER.search(raw)
-        self.chunks.append(Chunk(len(self.chunks), self.line_no + 1,
-                                 header.group(1) if header else None))
+        self.chunks.append(Chunk(len(self.chunks), self.line_no + 1, dump_header_pass(raw)))
 
     def _end_chunk(self, final: bool) -> None:
         if self.pending_alias is not None:

@@ -442,8 +442,8 @@ def _parse_result_list(text: str) -> tuple[str, ...]:
     return _run(alloca_parser(), text, "result_list")
 
 
-_RESULTS_PREFIX = re.compile(r"\s*(%[^=\"]*?)\s*=\s*")
-_LOC_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[(\[{]|[)\]}]|(?<![\w$.])loc\(')
+_RESULTS_PREFIX = re.compile(r"\s*(%[^=\"]*)=\s*")
+_LOC_SCAN = re.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|[(\[{]|[)\]}]|(?<![\w$.])loc\(')
 
 Part = tuple[str, int]
 
@@ -459,7 +459,7 @@ def split_alloca_text(text: str) -> tuple[Part, Part, Part] | None:
         m = _RESULTS_PREFIX.match(text)
         if m is None:
             return None
-        results_text, body_at = m.group(1), m.end()
+        results_text, body_at = m.group(1).rstrip(), m.end()
     # Common case: no string before the last ` loc(` and balanced brackets before it, so
     # that `loc(` is the trailing location (what the general scan below would find).
     last = text.rfind(" loc(")
