@@ -39,12 +39,16 @@ def sniff(head: bytes) -> str | None:
     """
     if head.startswith(MLIR_BYTECODE_MAGIC):
         return "MLIR bytecode, not text; print it with mlir-opt first"
-    if b"\x00" in head:
-        return "binary file (NUL bytes)"
-    if not head.strip():
+    if not head.strip(b" \t\r\n"):
         return "empty file"
+    nuls = head.count(b"\x00")
+    # A dump damaged by a crash may hold a few NUL bytes: it is read, and the scanner
+    # says where they are. Mostly NULs (a sparse or binary file) is not text.
+    if nuls * 100 > len(head):
+        return "binary file (NUL bytes)"
     if _MLIR_SIGNAL.search(head) is None:
-        return "no MLIR found in its first 256 KiB"
+        return "binary file (NUL bytes), no MLIR text in it" if nuls else \
+            "no MLIR found in its first 256 KiB"
     return None
 
 

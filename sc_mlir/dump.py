@@ -24,6 +24,7 @@ from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts
 from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
 from sc_mlir.syntax import warm_parsers
+from sc_mlir.tables import frame_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,12 +75,19 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
                 scan = scan_file_in_parts(path, settings.scan, jobs, pool)
             else:
                 scan = scan_file(path, settings.scan)
+            records, diagnostics = build_allocations(scan, settings.model)
         except OSError as exc:
-            diag = Diagnostic(path, 0, 0, f"file skipped: cannot read: {exc.strerror or exc}")
-            return FileResult(FileSummary(path, 0, 0, 0), [], [diag])
-        records, diagnostics = build_allocations(scan, settings.model)
+            return _unread(path, f"cannot read: {exc.strerror or exc}")
+        except Exception as exc:  # a bug must cost one file, not the whole dump
+            return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
+                           "please report this with the file")
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
                       diagnostics)
+
+
+def _unread(path: str, why: str) -> FileResult:
+    return FileResult(FileSummary(path, 0, 0, 0), [], [Diagnostic(path, 0, 0,
+                                                                  f"file skipped: {why}")])
 
 
 @dataclass
@@ -115,14 +123,11 @@ class Dump:
 
 
 def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
-    import pandas as pd
 
-    rows = [allocation_row(r) for r in records]
-    frame = pd.DataFrame(rows, columns=list(ALLOCATION_COLUMNS))
-    for column in ("element_bits", "num_elements", "bits", "bytes", "words", "space_id",
-                   "alignment", "loc_line", "loc_col"):
-        frame[column] = frame[column].astype("Int64")
-    return frame
+    return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
+                    ("element_bits", "num_elements", "bits", "bytes", "words", "space_id",
+                     "alignment", "loc_line", "loc_col"))
+
 
 
 def allocation_row(record: Allocation) -> dict[str, object]:
@@ -186,7 +191,10 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             if large[i]:
                 result = read_file(path, settings, jobs=workers, pool=pool)
             else:
-                result = pending.pop(i).result()
+                try:
+                    result = pending.pop(i).result()
+                except Exception:  # the worker died (out of memory...): read it here
+                    result = read_file(path, settings)
             if progress:
                 progress(i + 1, total, result.summary.path)
             yield result

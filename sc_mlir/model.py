@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sc_mlir.locations import UNRESOLVED, Location, LocationTable, SourceLocation
+from sc_mlir.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
 from sc_mlir.memref import MemRefType, bits_to_bytes, bytes_to_words, static_elements, total_bits
 from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
@@ -240,7 +240,31 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
         except _Skip as skip:
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
                                           f"memref.alloca skipped: {skip}", raw.text))
+    diagnostics.extend(undefined_location_notes(scan))
     return records, diagnostics
+
+
+def undefined_location_notes(scan: FileScan) -> list[Diagnostic]:
+    """Allocas whose `loc(#alias)` names an alias that is never defined (a dump cut before
+    or inside its `#loc` table): one note, at the first such alloca. Problems further down
+    a chain (an alias that refers to itself or to nothing) are found when the chain is
+    followed, for the allocas a report shows, and listed with their location: checking
+    the whole table here would cost a tenth of the run on a large dump."""
+    aliases_of = {chunk.index: chunk.aliases for chunk in scan.chunks}
+    users: dict[int, list[RawAlloca]] = {}
+    for raw in scan.allocas:
+        loc = raw.syntax.location if raw.syntax is not None else None
+        if isinstance(loc, AliasLoc) and loc.name not in aliases_of.get(raw.chunk, {}):
+            users.setdefault(raw.chunk, []).append(raw)
+    notes = []
+    for found in users.values():
+        first = found[0]
+        name = first.syntax.location.name if first.syntax and first.syntax.location else ""
+        notes.append(Diagnostic(
+            scan.path, first.line, first.col,
+            f"{len(found)} alloca(s) refer to location aliases that are never defined "
+            f"(first: {name}); their source location is unknown", first.text))
+    return notes
 
 
 class _Skip(Exception):

@@ -70,6 +70,7 @@ class PartScan:
     child_counts: dict[str, int]  # ops per name met so far in the module's region
     prefix_child_counts: dict[str, int]
     top_count: int
+    odd_lines: int  # lines with control characters or invalid UTF-8
     problem: str | None  # why this part cannot be joined (None: it can)
 
 
@@ -136,7 +137,7 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings)
         handle.seek(part.start)
         text = handle.read(part.end - part.start)
     scanner = Scanner(path, settings)
-    scanner.feed_block(_lines(prefix))
+    scanner.feed_checked(_lines(prefix))
     lines = _lines(text)
     if scanner.pending_brace and lines:
         # `module {`: whether the brace opens a region is decided by the next line, the
@@ -151,7 +152,7 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings)
     prefix_ops, prefix_lines = scanner.order, scanner.line_no
     prefix_diagnostics = len(scanner.diagnostics)
     scanner.line_no = part.lines_before
-    scanner.feed_block(lines)
+    scanner.feed_checked(lines)
     child_counts = dict(module_region.child_counts)
     if part.last:
         scan = scanner.finish()
@@ -173,7 +174,7 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings)
         scanner.diagnostics[prefix_diagnostics:]
     return PartScan(part, allocas, diagnostics, scanner.chunks[0].aliases, prefix_frames,
                     prefix_ops, prefix_lines, scanner.order, scanner.line_no, child_counts,
-                    prefix_child_counts, scanner.top_count, problem)
+                    prefix_child_counts, scanner.top_count, scanner.odd_lines, problem)
 
 
 def _at_rest(scanner: Scanner) -> bool:
@@ -187,6 +188,8 @@ def join_parts(path: str, parts: list[PartScan]) -> FileScan | None:
     """One FileScan from the parts, numbered as one pass would; None if they do not join."""
     if not parts or any(p.problem for p in parts) or not parts[-1].part.last:
         return None
+    if any(p.odd_lines for p in parts):
+        return None  # their notes are capped per file: one pass words them as it should
     first = parts[0]
     allocas: list[RawAlloca] = []
     diagnostics = []
@@ -276,7 +279,11 @@ def scan_file_in_parts(path: str, settings: ScanSettings, jobs: int, pool: Execu
     prefix, parts = plan_parts(path, jobs, min_part_bytes)
     if not parts:
         return scan_file(path, settings)
-    futures = [pool.submit(scan_part, path, prefix, part, settings) for part in parts[:-1]]
-    last = scan_part(path, prefix, parts[-1], settings)
-    joined = join_parts(path, [*(f.result() for f in futures), last])
+    try:
+        futures = [pool.submit(scan_part, path, prefix, part, settings)
+                   for part in parts[:-1]]
+        last = scan_part(path, prefix, parts[-1], settings)
+        joined = join_parts(path, [*(f.result() for f in futures), last])
+    except Exception:  # a worker died (out of memory, a broken pool): read it here
+        joined = None
     return joined if joined is not None else scan_file(path, settings)

@@ -188,6 +188,16 @@ _BRACE = re.compile(r"[{}]")
 _MAYBE_REGION_OPEN = re.compile(r'(?<!<)\{(?![ \t]*(?:[\w$.\-]+|"[^"\n]*")[ \t]*[=,}])')
 _DICT_ENTRY = re.compile(r'[ \t]*(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,]')
 _DICT_AFTER_BRACE = re.compile(r'[ \t]*(?:(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,}]|\})')
+REPLACEMENT = "\ufffd"
+# Control characters MLIR text never holds (tab, CR and LF aside), and U+FFFD, which is
+# what invalid UTF-8 decodes to. A crashed compile can leave NUL blocks in a dump; an ESC
+# from a dump must not reach a terminal.
+_CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+_ODD_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\ufffd]")
+_MAX_ODD_LINE_NOTES = 20
+# An op with results, which never sits inside another op's brackets.
+_NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
+                     r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
@@ -344,20 +354,39 @@ class Scanner:
         self.in_resources = False
         self.pending_alloca: tuple[RawAlloca, str, int] | None = None
         self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
+        self.nesting_line = 0  # where the open ( [ of self.nesting began
         self.line_no = 0
         self.raw = ""
+        self.odd_lines = 0  # lines with control characters or invalid UTF-8
 
     # -- driving ---------------------------------------------------------------------
 
-    def feed(self, lines: Iterable[str]) -> None:
-        """Read lines (without their newline), in batches."""
-        batch: list[str] = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) >= 65536:
-                self.feed_block(batch)
-                batch = []
-        self.feed_block(batch)
+    def feed_checked(self, lines: list[str], suspect: bool | None = None) -> None:
+        """`feed_block`, after replacing control characters (NUL, ESC...) with spaces (the
+        columns stay, and an op after a run of NULs is still read) and reporting them and
+        invalid UTF-8 (already U+FFFD), line by line. `suspect` says
+        whether the block may hold any (None: look)."""
+        if suspect is None:
+            suspect = any(_ODD_CHARACTER.search(line) for line in lines)
+        if suspect:
+            first = self.line_no + 1
+            for offset, line in enumerate(lines):
+                m = _ODD_CHARACTER.search(line)
+                if m is not None:
+                    lines[offset] = self._odd_line(line, m, first + offset)
+        self.feed_block(lines)
+
+    def _odd_line(self, line: str, m: re.Match[str], line_no: int) -> str:
+        self.odd_lines += 1
+        char = m.group()
+        if self.odd_lines <= _MAX_ODD_LINE_NOTES:
+            what = ("invalid UTF-8 in the text; its bytes read as U+FFFD" if char == REPLACEMENT
+                    else f"control byte 0x{ord(char):02x}" + (" (NUL)" if char == "\0" else "")
+                    + " in the text; read as a space")
+            cleaned = _CONTROL_CHARACTER.sub(" ", line)
+            self.diagnose(line_no, m.start() + 1, what, cleaned)
+            return cleaned
+        return _CONTROL_CHARACTER.sub(" ", line)
 
     def feed_block(self, lines: list[str]) -> None:
         """Read a list of lines (without their newline). The common shapes, a plain op on
@@ -584,12 +613,16 @@ class Scanner:
             pairs = _ALIAS_PAIR.findall(text)
             if len(pairs) != end - index:
                 break
-            aliases.update(pairs)
+            new = dict(pairs)
+            if len(new) != len(pairs) or not aliases.keys().isdisjoint(new.keys()):
+                break  # a name defined twice: read line by line, which reports it
+            aliases.update(new)
             index = end
         return index - start
 
     def _alias_line(self, raw: str) -> None:
         """`#name = value` at the top level, on one line or opening a multi-line value."""
+        self.raw = raw
         m = _ALIAS_DEF.match(raw)
         if m is None or raw.count('"') % 2:
             self.feed_line(raw)
@@ -602,10 +635,13 @@ class Scanner:
         if still_open > 0:
             self.pending_alias = (m.group(1), [value], still_open)
             return
-        self.chunks[-1].aliases[m.group(1)] = value
+        self._define_alias(m.group(1), value)
 
     def finish(self) -> FileScan:
         self._end_chunk(final=True)
+        if self.odd_lines > _MAX_ODD_LINE_NOTES:
+            self.diagnose(self.line_no, 1, f"{self.odd_lines - _MAX_ODD_LINE_NOTES} more "
+                          "line(s) with control bytes or invalid UTF-8, read the same way")
         for alloca in self.allocas:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
@@ -728,6 +764,9 @@ class Scanner:
         if not text.strip():
             return
         region = self.regions[-1]
+        if self.nesting > 0 and not after_close and _NEW_OP.match(text):
+            # `%x = dialect.op` cannot be inside an op's brackets: one was left open.
+            self._unclosed_bracket("before this op")
         continuing = after_close or self.nesting > 0
         if not continuing:
             first = text.lstrip()[0]
@@ -760,7 +799,14 @@ class Scanner:
     def _count_nesting(self, text: str) -> None:
         delta = text.count("(") + text.count("[") - text.count(")") - text.count("]")
         if delta:
+            if self.nesting == 0:
+                self.nesting_line = self.line_no
             self.nesting = max(self.nesting + delta, 0)
+
+    def _unclosed_bracket(self, what: str) -> None:
+        self.diagnose(self.line_no, 1, f"'(' or '[' opened at line {self.nesting_line} is "
+                      f"never closed; assumed closed {what}", self.raw)
+        self.nesting = 0
 
     def _raw_slice(self, start: int, end: int) -> str:
         return self.raw[start:end]
@@ -919,7 +965,10 @@ class Scanner:
         try:
             syntax = parse_alloca(text)
         except SyntaxProblem as problem:
-            if problem.incomplete and lines_added < _MAX_OP_LINES:
+            # Brackets still open: the op goes on (or the text was cut), whatever token
+            # the grammar stopped at.
+            incomplete = problem.incomplete or bracket_balance(blank_strings(text)[0]) > 0
+            if incomplete and lines_added < _MAX_OP_LINES:
                 self.pending_alloca = (alloca, text, lines_added)
                 return
             self._alloca_failed(alloca, text, problem)
@@ -1044,6 +1093,8 @@ class Scanner:
     def _close_region(self) -> None:
         if len(self.regions) == 1:
             return
+        if self.nesting > 0:
+            self._unclosed_bracket("where its region ends")
         region = self.regions.pop()
         if region.cur_order >= 0:
             self._finish_op(region)
@@ -1083,7 +1134,7 @@ class Scanner:
         if still_open > 0:
             self.pending_alias = (m.group(1), [value], still_open)
             return
-        self.chunks[-1].aliases[m.group(1)] = value
+        self._define_alias(m.group(1), value)
 
     def _continue_alias(self, raw: str, code: str) -> None:
         """An alias definition spans lines until its brackets close."""
@@ -1095,7 +1146,16 @@ class Scanner:
             self.pending_alias = (name, parts, still_open)
             return
         self.pending_alias = None
-        self.chunks[-1].aliases[name] = " ".join(parts)
+        self._define_alias(name, " ".join(parts))
+
+    def _define_alias(self, name: str, value: str) -> None:
+        aliases = self.chunks[-1].aliases
+        if name in aliases:
+            # MLIR rejects a redefinition; the first one is the one kept.
+            self.diagnose(self.line_no, 1, f"alias {name} is defined again; this definition "
+                          "is ignored (the first one is used)", self.raw)
+            return
+        aliases[name] = value
 
     def _split(self, raw: str) -> None:
         self._end_chunk(final=False)
@@ -1105,7 +1165,7 @@ class Scanner:
         if self.pending_alias is not None:
             name, parts, _ = self.pending_alias
             self.pending_alias = None
-            self.chunks[-1].aliases[name] = " ".join(parts)
+            self._define_alias(name, " ".join(parts))
             self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end of the "
                           f"{'file' if final else 'chunk'}; kept as read")
         if self.pending_alloca is not None:
@@ -1126,6 +1186,8 @@ class Scanner:
                           f"{'file' if final else 'chunk'}{where}; closed here")
             while len(self.regions) > 1:
                 self._close_region()
+        if self.nesting > 0:
+            self._unclosed_bracket(f"at the end of the {'file' if final else 'chunk'}")
         root = self.regions[0]
         if root.cur_order >= 0:
             self._finish_op(root)
@@ -1178,7 +1240,13 @@ def _passes_values_out(name: str) -> bool:
 
 def scan_lines(path: str, lines: Iterable[str], settings: ScanSettings | None = None) -> FileScan:
     scanner = Scanner(path, settings)
-    scanner.feed(lines)
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= 65536:
+            scanner.feed_checked(batch)
+            batch = []
+    scanner.feed_checked(batch)
     return scanner.finish()
 
 
@@ -1200,26 +1268,24 @@ def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = N
 BLOCK_CHARS = 1 << 22
 
 
-def iter_file_blocks(path: str) -> Iterator[list[str]]:
+def iter_file_blocks(path: str) -> Iterator[tuple[list[str], bool]]:
     """The lines of a file without their newlines, in lists read a large block at a time
-    (fast, and the memory held is one block, whatever the file's size)."""
+    (fast, and the memory held is one block, whatever the file's size), each with whether
+    it holds control characters or invalid UTF-8 (one search per block)."""
     with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
         tail = ""
         while block := handle.read(BLOCK_CHARS):
-            lines = (tail + block).split("\n")
+            text = tail + block
+            suspect = _ODD_CHARACTER.search(text) is not None
+            lines = text.split("\n")
             tail = lines.pop()
-            yield lines
+            yield lines, suspect
         if tail:
-            yield [tail]
-
-
-def iter_file_lines(path: str) -> Iterator[str]:
-    for block in iter_file_blocks(path):
-        yield from block
+            yield [tail], _ODD_CHARACTER.search(tail) is not None
 
 
 def scan_file(path: str, settings: ScanSettings | None = None) -> FileScan:
     scanner = Scanner(path, settings)
-    for lines in iter_file_blocks(path):
-        scanner.feed_block(lines)
+    for lines, suspect in iter_file_blocks(path):
+        scanner.feed_checked(lines, suspect)
     return scanner.finish()

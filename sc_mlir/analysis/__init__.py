@@ -35,6 +35,7 @@ from sc_mlir.bounds import Bounds
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation
 from sc_mlir.scan import Diagnostic
+from sc_mlir.tables import frame_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -77,24 +78,16 @@ class Analysis:
     @cached_property
     def spaces(self) -> pd.DataFrame:
         """One row per (file, chunk, func, space), worst first."""
-        import pandas as pd
-
-        frame = pd.DataFrame([space_row(r) for r in self.reports], columns=list(SPACE_COLUMNS))
-        for column in ("space_id", "bound_words", "crossing_line",
-                       "crossing_upper_bound_words"):
-            frame[column] = frame[column].astype("Int64")
-        return frame
+        return frame_of((space_row(r) for r in self.reports), SPACE_COLUMNS,
+                        ("space_id", "bound_words", "crossing_line",
+                         "crossing_upper_bound_words"))
 
     @cached_property
     def allocations(self) -> pd.DataFrame:
         """One row per alloca with its stack offset, live range and packed offset."""
-        import pandas as pd
-
-        rows = [placed_row(report, a) for report in self.reports for a in report.allocas]
-        frame = pd.DataFrame(rows, columns=list(PLACED_COLUMNS))
-        for column in ("space_id", "words", "alignment", "loc_line", "loc_col"):
-            frame[column] = frame[column].astype("Int64")
-        return frame
+        return frame_of((placed_row(report, a) for report in self.reports
+                         for a in report.allocas), PLACED_COLUMNS,
+                        ("space_id", "words", "alignment", "loc_line", "loc_col"))
 
     def report(self, func: str, space: int | str, file: str | None = None,
                chunk: int | None = None) -> SpaceReport:

@@ -8,7 +8,13 @@ from sc_mlir.scan import Diagnostic
 
 
 def location(loc: SourceLocation) -> dict[str, object]:
-    return {"file": loc.file, "line": loc.line, "col": loc.col, "names": list(loc.names)}
+    """`problems` (only when there are some): why the chain could not be followed, e.g. an
+    alias that refers to itself or to nothing."""
+    found: dict[str, object] = {"file": loc.file, "line": loc.line, "col": loc.col,
+                                "names": list(loc.names)}
+    if loc.problems:
+        found["problems"] = list(loc.problems)
+    return found
 
 
 def alloca_brief(placed: PlacedAlloca) -> dict[str, object]:

@@ -194,15 +194,15 @@ def plot_contributors(report: SpaceReport, ax: Axes | None = None, top: int = 15
         colors.append("#999999")
     total = sum(a.words for a in allocas) or 1
     y = list(range(len(names)))
-    ax.barh(y, words, color=colors)
+    ax.barh(y, _floats(words), color=colors)
     ax.set_yticks(y, names, fontsize=8)
     ax.invert_yaxis()
     running = 0
     for i, w in enumerate(words):
         running += w
-        ax.annotate(f"{w:,}  ({100 * running / total:.0f}% cum.)", (w, i), xytext=(3, 0),
+        ax.annotate(f"{w:,}  ({100 * running / total:.0f}% cum.)", (float(w), i), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=7)
-    ax.set_xlim(0, max(words or [1]) * 1.35)
+    ax.set_xlim(0, float(max(words or [1])) * 1.35)
     ax.set_xlabel("words")
     ax.set_title(f"{report.func}: space {report.space_label}\nallocas on the stack {when} "
                  f"({total:,} words), largest first", fontsize=10, loc="left")
@@ -227,8 +227,9 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     before = [c.before.stack_peak_words if c.before else 0 for c in spaces]
     after = [c.after.stack_peak_words if c.after else 0 for c in spaces]
     y = list(range(len(spaces)))
-    left.barh([i - 0.2 for i in y], before, height=0.4, color="#8c8c8c", label="before")
-    left.barh([i + 0.2 for i in y], after, height=0.4, color=LIVE, label="after")
+    left.barh([i - 0.2 for i in y], _floats(before), height=0.4, color="#8c8c8c",
+              label="before")
+    left.barh([i + 0.2 for i in y], _floats(after), height=0.4, color=LIVE, label="after")
     for i, c in enumerate(spaces):
         bound = (c.after or c.before).bound_words if (c.after or c.before) else None
         if bound:
@@ -259,7 +260,7 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
         names.append(f"{len(rest)} smaller changes")
         deltas.append(sum(e.delta_words for e in rest))
     yy = list(range(len(names)))
-    right.barh(yy, deltas, color=[GROW if d > 0 else SHRINK for d in deltas])
+    right.barh(yy, _floats(deltas), color=[GROW if d > 0 else SHRINK for d in deltas])
     right.axvline(0, color="black", linewidth=0.8)
     for i, d in enumerate(deltas):
         right.annotate(f"{d:+,}", (d, i), xytext=(3 if d >= 0 else -3, 0),
@@ -299,3 +300,9 @@ def figure_png(figure: Figure, dpi: int = 110) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     return buffer.getvalue()
+
+
+def _floats(values: list[int]) -> list[float]:
+    """Word counts for matplotlib, which cannot take integers beyond 64 bits (a dump can
+    declare `memref<9223372036854775807x3xf32>`)."""
+    return [float(v) for v in values]
