@@ -352,7 +352,9 @@ class Scanner:
         self.nesting = 0  # open ( [ and dict braces of the current op
         self.pending_brace = False  # a `{` ended the previous line: region or dict?
         self.in_resources = False
-        self.pending_alloca: tuple[RawAlloca, str, int] | None = None
+        # An alloca whose text may go on: the op, its text so far, lines added, and the
+        # grammar's complaint if the next line shows the text was complete after all.
+        self.pending_alloca: tuple[RawAlloca, str, int, SyntaxProblem | None] | None = None
         self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
         self.nesting_line = 0  # where the open ( [ of self.nesting began
         self.line_no = 0
@@ -966,10 +968,14 @@ class Scanner:
             syntax = parse_alloca(text)
         except SyntaxProblem as problem:
             # Brackets still open: the op goes on (or the text was cut), whatever token
-            # the grammar stopped at.
+            # the grammar stopped at. Stopped at the last word: it may be cut too, which
+            # the next line tells (a new op: the grammar's complaint stands).
             incomplete = problem.incomplete or bracket_balance(blank_strings(text)[0]) > 0
-            if incomplete and lines_added < _MAX_OP_LINES:
-                self.pending_alloca = (alloca, text, lines_added)
+            rest = text[problem.offset:].strip()
+            last_word = not rest or not any(c.isspace() for c in rest)
+            if (incomplete or last_word) and lines_added < _MAX_OP_LINES:
+                self.pending_alloca = (alloca, text, lines_added,
+                                       None if incomplete else problem)
                 return
             self._alloca_failed(alloca, text, problem)
             return
@@ -993,15 +999,15 @@ class Scanner:
     def _continue_alloca(self, code: str, stripped: str) -> None:
         """An alloca's text did not end on its line: add this line if it continues it."""
         assert self.pending_alloca is not None
-        alloca, text, lines_added = self.pending_alloca
+        alloca, text, lines_added, complaint = self.pending_alloca
         first = stripped[0]
         starts_op = first in '%"^}' or (
             (first.isalpha() or first == "_") and self.nesting == 0
             and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
         )
         if starts_op:
-            self._alloca_failed(alloca, text, SyntaxProblem(len(text),
-                                "the op's text ends before its type is complete", False))
+            self._alloca_failed(alloca, text, complaint or SyntaxProblem(
+                len(text), "the op's text ends before its type is complete", False))
             return
         self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
                            lines_added + 1)
@@ -1169,7 +1175,7 @@ class Scanner:
             self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end of the "
                           f"{'file' if final else 'chunk'}; kept as read")
         if self.pending_alloca is not None:
-            alloca, text, _ = self.pending_alloca
+            alloca, text, _, _ = self.pending_alloca
             self._alloca_failed(alloca, text, SyntaxProblem(len(text), "text ends inside the op",
                                                             True))
         if self.pending_brace:
