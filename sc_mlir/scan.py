@@ -293,6 +293,7 @@ class _Region:
         "multi_block",
         "owner",
         "saved_nesting",
+        "saved_nesting_line",
         "undo",
         "used",
     )
@@ -318,6 +319,7 @@ class _Region:
         self.cur_frame: OpFrame | None = None
         self.cur_pending: set[int] | None = None
         self.saved_nesting = saved_nesting
+        self.saved_nesting_line = 0
 
     @property
     def frames(self) -> tuple[OpFrame, ...]:
@@ -447,7 +449,7 @@ class Scanner:
                 continue
             if first == "}":
                 if (self.brace_kinds and self.brace_kinds[-1] == "R" and '"' not in raw
-                        and raw.count("{") == raw.count("<{")
+                        and "memref.alloca" not in raw and raw.count("{") == raw.count("<{")
                         and raw.count("}") == 1 + raw.count("}>")):
                     self.raw = raw
                     self._region_close_line(raw, raw.index("}"))
@@ -459,7 +461,8 @@ class Scanner:
                 continue
             if ("{" in raw or "}" in raw) and (raw.count("{") != raw.count("<{")
                                                or raw.count("}") != raw.count("}>")):
-                if (raw.endswith("({") and raw.count("{") == 1 + raw.count("<{")
+                if (raw.endswith("({") and "memref.alloca" not in raw
+                        and raw.count("{") == 1 + raw.count("<{")
                         and raw.count("}") == raw.count("}>")
                         and raw.count("(") == raw.count(")") + 1
                         and raw.count("[") == raw.count("]")):
@@ -469,6 +472,7 @@ class Scanner:
                         self.raw = raw
                         self._simple_op(raw, head, head.group(2), head.group(1))
                         self.nesting = 1  # the "(" of "({"
+                        self.nesting_line = self.line_no
                         self.brace_kinds.append("R")
                         self._open_region()
                         continue
@@ -609,6 +613,7 @@ class Scanner:
                 break
             text = "\n".join(lines[index:end])
             if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
+                    or "memref.alloca" in text
                     or "\t" in text or " \n" in text or text.endswith(" ")
                     or text.count("(") != text.count(")") or text.count('"') % 2):
                 break
@@ -626,7 +631,7 @@ class Scanner:
         """`#name = value` at the top level, on one line or opening a multi-line value."""
         self.raw = raw
         m = _ALIAS_DEF.match(raw)
-        if m is None or raw.count('"') % 2:
+        if m is None or raw.count('"') % 2 or "memref.alloca" in raw:
             self.feed_line(raw)
             return
         value = raw[m.end():].strip()
@@ -662,6 +667,8 @@ class Scanner:
         if self.in_resources:
             if "#-}" in raw:
                 self.in_resources = False
+            elif "memref.alloca" in raw:
+                self._check_mentions(code_of(raw)[0])  # not an op: say so
             return
         code, unterminated = code_of(raw)
         stripped = code.strip()
@@ -675,6 +682,8 @@ class Scanner:
                           raw)
         if self.pending_alias is not None:
             self._continue_alias(raw, code)
+            if "memref.alloca" in raw[: len(code)]:
+                self._check_mentions(code)
             return
         if self.pending_alloca is not None:
             self._continue_alloca(code, stripped)
@@ -682,6 +691,8 @@ class Scanner:
             self._decide_pending_brace(stripped)
         if len(self.regions) == 1 and stripped[0] in "#!" and self.nesting == 0:
             self._alias_definition(raw, code)
+            if "memref.alloca" in raw[: len(code)]:
+                self._check_mentions(code)
             return
         if len(self.regions) == 1 and stripped.startswith("{-#"):
             self.in_resources = "#-}" not in stripped
@@ -697,7 +708,7 @@ class Scanner:
                 self._walk_braces(code)
         else:
             self._segment(code, 0, len(code), after_close=False)
-        if "memref.alloca" in code:
+        if "memref.alloca" in raw[: len(code)]:  # the generic name is a string: blanked
             self._check_mentions(code)
 
     # -- lines and segments ----------------------------------------------------------
@@ -712,6 +723,8 @@ class Scanner:
                 kind = self._brace_kind(code, pos)
                 if kind == "D":
                     self.brace_kinds.append("D")
+                    if self.nesting == 0:
+                        self.nesting_line = self.line_no
                     self.nesting += 1
                     continue
                 self._segment(code, start, pos, after_close)
@@ -755,6 +768,8 @@ class Scanner:
             return
         if _DICT_ENTRY.match(stripped):
             self.brace_kinds[-1] = "D"
+            if self.nesting == 0:
+                self.nesting_line = self.line_no - 1  # the `{` ended the previous line
             self.nesting += 1
         else:
             self.brace_kinds[-1] = "R"
@@ -766,7 +781,7 @@ class Scanner:
         if not text.strip():
             return
         region = self.regions[-1]
-        if self.nesting > 0 and not after_close and _NEW_OP.match(text):
+        if self.nesting > 0 and not after_close and _NEW_OP.match(self.raw, start, end):
             # `%x = dialect.op` cannot be inside an op's brackets: one was left open.
             self._unclosed_bracket("before this op")
         continuing = after_close or self.nesting > 0
@@ -1044,7 +1059,10 @@ class Scanner:
                 self._unregistered_mention(m.start())
         for m in _GENERIC_MENTION.finditer(self.raw, 0, len(code)):
             at = m.start()
-            whole_string = blanked[at] == '"' and blanked[at + 14] == '"'  # len('"memref.alloca')
+            # The string itself, blanked: an opening quote, 13 blanks, a closing quote (not
+            # two other strings' quotes around a bare memref.alloca).
+            whole_string = (blanked[at] == '"' and blanked[at + 14] == '"'
+                            and not blanked[at + 1 : at + 14].strip())
             if whole_string and at + 1 not in registered:
                 self._unregistered_mention(at)
 
@@ -1093,7 +1111,9 @@ class Scanner:
                 frame.top_index = self.top_count
                 self.top_count += 1
             parent.cur_frame = frame
-        self.regions.append(_Region(frame, len(self.regions), self.nesting))
+        region = _Region(frame, len(self.regions), self.nesting)
+        region.saved_nesting_line = self.nesting_line
+        self.regions.append(region)
         self.nesting = 0
 
     def _close_region(self) -> None:
@@ -1126,6 +1146,7 @@ class Scanner:
         if region.owner is not None:
             region.owner.end_order = end
         self.nesting = region.saved_nesting
+        self.nesting_line = region.saved_nesting_line
 
     # -- file structure --------------------------------------------------------------
 
@@ -1168,6 +1189,11 @@ class Scanner:
         self.chunks.append(Chunk(len(self.chunks), self.line_no + 1, dump_header_pass(raw)))
 
     def _end_chunk(self, final: bool) -> None:
+        if self.in_resources:
+            self.in_resources = False
+            self.diagnose(self.line_no, 1, "a '{-#' resources section is not closed before "
+                          f"the end of the {'file' if final else 'chunk'}; its lines were "
+                          "skipped")
         if self.pending_alias is not None:
             name, parts, _ = self.pending_alias
             self.pending_alias = None
