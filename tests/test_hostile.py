@@ -295,3 +295,26 @@ def test_pathological_lines_do_not_hang(tmp_path):
     assert done.returncode in (0, 1), done.stderr
     out = json.loads(done.stdout)
     assert len({s["file"] for s in out["spaces"]}) == len(PATHOLOGICAL)
+
+
+def test_no_escape_sequence_from_a_dump_reaches_the_terminal(tmp_path):
+    evil = GOOD.replace("@f(", '@"f\x1b]0;pwned\x07\x1b[31m"(').replace(
+        '"model.py":10:3', '"\x1b[2Jmodel.py":10:3')
+    path = write(tmp_path, "evil.mlir", evil)
+    for command in (["analyze", str(path), "--bound", "201=100"], ["allocas", str(path)]):
+        result = runner.invoke(app, command, env={"COLUMNS": "200"})
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert "\x1b]0;pwned" not in result.output and "\x1b[2J" not in result.output
+        assert "\x07" not in result.output
+
+
+def test_input_never_executes():
+    """No eval or exec, no unpickling, no network in the package (the lark table cache is
+    a pickle in a private directory: see syntax._private_cache_file)."""
+    package = Path(__file__).resolve().parent.parent / "sc_mlir"
+    forbidden = ("eval(", "exec(", "pickle.load", "import pickle", "import socket",
+                 "urllib", "http.client", "requests")
+    for source in package.rglob("*.py"):
+        text = source.read_text()
+        found = [word for word in forbidden if word in text]
+        assert not found, f"{source.name}: {found}"
