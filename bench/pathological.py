@@ -33,7 +33,8 @@ def _repeat(unit: str, size: int) -> str:
 CASES: dict[str, Callable[[int], str]] = {
     "long string": lambda n: f'    "x.y"() {{s = "{_repeat("a", n)}"}} : () -> ()\n',
     "unterminated string": lambda n: f'    "x.y"() {{s = "{_repeat("a{", n)}\n',
-    "escapes in a string": lambda n: f'    "x.y"() {{s = "{_repeat(chr(92) + "n", n)}"}} : () -> ()\n',
+    "escapes in a string":
+        lambda n: f'    "x.y"() {{s = "{_repeat(chr(92) + "n", n)}"}} : () -> ()\n',
     "properties then a quote": lambda n: f'    %1 = "x.y"() {_repeat("<{{a = 1}}>", n)} "\n',
     "open braces": lambda n: f"    %1 = x.y {_repeat('{', n)}\n",
     "open parentheses": lambda n: f"    %1 = x.y {_repeat('(', n)}\n",

@@ -112,24 +112,24 @@ def test_truncated_before_the_alias_table(tmp_path):
 
 def test_unbalanced_braces_and_parentheses(tmp_path):
     extra_brace = GOOD.replace("    }) : () -> () loc(#loc4)\n", "    }}) : () -> () loc(#loc4)\n")
-    code, out, _ = analyze(write(tmp_path, "brace.mlir", extra_brace))
+    _, out, _ = analyze(write(tmp_path, "brace.mlir", extra_brace))
     assert allocas(out) == 3
     assert any("'}' closes nothing that is open" in m for _, _, m, _ in notes(out))
     open_paren = GOOD.replace("memref.store %c, %2[%i]", "memref.store (%c, %2[%i]")
-    code, out, _ = analyze(write(tmp_path, "paren.mlir", open_paren))
+    _, out, _ = analyze(write(tmp_path, "paren.mlir", open_paren))
     assert allocas(out) == 3
     assert [(n[0], n[2]) for n in notes(out)] == [
         (9, "'(' or '[' opened at line 7 is never closed; assumed closed where its region ends")]
     # Unclosed before an op with results: recovered there, the alloca is still read.
     before_op = GOOD.replace("    %1 = memref.alloca()", '    "x.y"(%a, (%b\n    %1 = memref.alloca()')
-    code, out, _ = analyze(write(tmp_path, "paren2.mlir", before_op))
+    _, out, _ = analyze(write(tmp_path, "paren2.mlir", before_op))
     assert allocas(out) == 3
     assert any("opened at line 4 is never closed; assumed closed before this op" in m
                for _, _, m, _ in notes(out))
 
 
 def test_an_alloca_whose_type_does_not_parse(tmp_path):
-    code, out, _ = analyze(write(tmp_path, "badtype.mlir",
+    _, out, _ = analyze(write(tmp_path, "badtype.mlir",
                                  GOOD.replace("memref<128xi32, 201>", "memref<128xq32?, 201>")))
     assert allocas(out) == 2 and out["skipped_allocas"] == 1
     (line, col, message, quote), = notes(out)
@@ -139,7 +139,7 @@ def test_an_alloca_whose_type_does_not_parse(tmp_path):
 
 def test_unknown_dialect_types_and_attributes(tmp_path):
     text = GOOD.replace("memref<128xi32, 201>", "memref<4x!foo.bar<1, 2>, #my.space<x>>")
-    code, out, _ = analyze(write(tmp_path, "unknown.mlir", text), "--allocations")
+    _, out, _ = analyze(write(tmp_path, "unknown.mlir", text), "--allocations")
     assert allocas(out) == 3 and out["skipped_allocas"] == 0
     unknown = next(a for a in out["allocations"] if a["name"] == "%1")
     assert unknown["words"] is None and unknown["memory_space"] == "#my.space<x>"
@@ -161,7 +161,7 @@ def test_nul_bytes_and_binary_garbage(tmp_path):
 
 def test_invalid_utf8(tmp_path):
     text = GOOD.encode().replace(b'"model.py":10', b'"mod\xff\xfeel.py":10')
-    code, out, _ = analyze(write(tmp_path, "utf8.mlir", text))
+    _, out, _ = analyze(write(tmp_path, "utf8.mlir", text))
     assert allocas(out) == 3
     assert notes(out)[0][:3] == (14, 17, "invalid UTF-8 in the text; its bytes read as U+FFFD")
 

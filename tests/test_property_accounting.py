@@ -61,7 +61,8 @@ def words_of(dims: list[int], element: str) -> int:
     count = 1
     for d in dims:
         count *= d
-    return -(-(-(-count * ELEMENTS[element] // 8)) // 4)
+    nbytes = -(-count * ELEMENTS[element] // 8)  # ceiling divisions
+    return -(-nbytes // 4)
 
 
 @st.composite
