@@ -43,3 +43,14 @@ def test_grammar_files_are_where_the_design_says():
         "alloca.lark", "location.lark", "memref_type.lark"] or \
         {"alloca.lark", "location.lark", "memref_type.lark"} <= {
             p.name for p in (REPO / "grammar").glob("*.lark")}
+
+
+def test_ruff_is_clean():
+    """The project's lint rules (pyproject.toml) hold for the package, tests and bench."""
+    found = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise",
+                            "sc_mlir", "tests", "bench"], cwd=REPO, capture_output=True, text=True)
+    if "No module named ruff" in found.stderr:
+        import pytest
+
+        pytest.skip("ruff is not installed (it comes with the 'test' extra)")
+    assert found.returncode == 0, found.stdout
