@@ -359,6 +359,8 @@ class Scanner:
         self.pending_alloca: tuple[RawAlloca, str, int, SyntaxProblem | None] | None = None
         self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
         self.nesting_line = 0  # where the open ( [ of self.nesting began
+        self.nesting_before_line = 0
+        self.kinds_before_line = 0
         self.line_no = 0
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
@@ -697,6 +699,10 @@ class Scanner:
         if len(self.regions) == 1 and stripped.startswith("{-#"):
             self.in_resources = "#-}" not in stripped
             return
+        # What earlier lines left open (a `{` ending the last line now decided), before
+        # this line adds its own brackets.
+        self.nesting_before_line = self.nesting
+        self.kinds_before_line = len(self.brace_kinds)
         if "{" in code or "}" in code:
             if (
                 code.count("{") == code.count("}")
@@ -781,9 +787,11 @@ class Scanner:
         if not text.strip():
             return
         region = self.regions[-1]
-        if self.nesting > 0 and not after_close and _NEW_OP.match(self.raw, start, end):
-            # `%x = dialect.op` cannot be inside an op's brackets: one was left open.
-            self._unclosed_bracket("before this op")
+        if (start == 0 and self.nesting_before_line > 0 and not after_close
+                and _NEW_OP.match(self.raw, start, end)):
+            # A line that starts `%x = dialect.op` cannot be inside an op's brackets: the
+            # earlier lines left one open.
+            self._recover_before_op()
         continuing = after_close or self.nesting > 0
         if not continuing:
             first = text.lstrip()[0]
@@ -824,6 +832,18 @@ class Scanner:
         self.diagnose(self.line_no, 1, f"'(' or '[' opened at line {self.nesting_line} is "
                       f"never closed; assumed closed {what}", self.raw)
         self.nesting = 0
+
+    def _recover_before_op(self) -> None:
+        """Close what earlier lines left open (brackets, and attribute dicts still open
+        among the braces), keeping what this line opened itself."""
+        own_nesting = self.nesting - self.nesting_before_line
+        own_kinds = self.brace_kinds[self.kinds_before_line:]
+        inherited = self.brace_kinds[: self.kinds_before_line]
+        while inherited and inherited[-1] == "D":
+            inherited.pop()
+        self._unclosed_bracket("before this op")
+        self.brace_kinds[:] = inherited + own_kinds
+        self.nesting = max(own_nesting, 0)
 
     def _raw_slice(self, start: int, end: int) -> str:
         return self.raw[start:end]
