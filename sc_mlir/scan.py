@@ -207,7 +207,7 @@ _ALIAS_BATCH = 512
 _CONSTANT = re.compile(
     r"(?:value[ \t]*=[ \t]*|constant\"?[ \t]+)(-?\d+)[ \t]*:[ \t]*(?:index|[su]?i\d+)"
 )
-_PRETTY_MENTION = re.compile(r'(?<![\w$."])memref\.alloca(?![\w$."])')
+_PRETTY_MENTION = re.compile(r'(?<![\w$.])memref\.alloca(?![\w$.])')
 _GENERIC_MENTION = re.compile(r'"memref\.alloca"[ \t]*\(')
 _CONTINUATION_WORDS = frozenset({
     "attributes", "to", "step", "iter_args", "else", "do", "ins", "outs", "loc", "at",
@@ -720,9 +720,12 @@ class Scanner:
     # -- lines and segments ----------------------------------------------------------
 
     def _walk_braces(self, code: str) -> None:
-        """Split a line at region braces; text between them is op text."""
+        """Split a line at region braces; text between them is op text. Whether a piece
+        starts an op depends on what was open where it starts: an attribute dict it opens
+        itself (`%a = op() {x = 1,` going on next line) does not make it a continuation."""
         start = 0
         after_close = False
+        nesting_at_start = self.nesting
         for m in _BRACE.finditer(code):
             pos = m.start()
             if code[pos] == "{":
@@ -733,7 +736,7 @@ class Scanner:
                         self.nesting_line = self.line_no
                     self.nesting += 1
                     continue
-                self._segment(code, start, pos, after_close)
+                self._segment(code, start, pos, after_close, nesting_at_start)
                 start = pos + 1
                 if kind == "P":
                     self.brace_kinds.append("P")
@@ -742,12 +745,13 @@ class Scanner:
                 self.brace_kinds.append("R")
                 self._open_region()
                 after_close = False
+                nesting_at_start = self.nesting
             else:
                 kind = self.brace_kinds.pop() if self.brace_kinds else "?"
                 if kind == "D":
                     self.nesting = max(self.nesting - 1, 0)
                     continue
-                self._segment(code, start, pos, after_close)
+                self._segment(code, start, pos, after_close, nesting_at_start)
                 start = pos + 1
                 if kind == "R":
                     self._close_region()
@@ -755,7 +759,8 @@ class Scanner:
                     self.diagnose(self.line_no, pos + 1,
                                   "'}' closes nothing that is open; ignored", self.raw)
                 after_close = True
-        self._segment(code, start, len(code), after_close)
+                nesting_at_start = self.nesting
+        self._segment(code, start, len(code), after_close, nesting_at_start)
 
     def _brace_kind(self, code: str, pos: int) -> str:
         # Matching at pos, not on a slice: a line of n braces must not copy n^2 characters.
@@ -781,9 +786,12 @@ class Scanner:
             self.brace_kinds[-1] = "R"
             self._open_region()
 
-    def _segment(self, code: str, start: int, end: int, after_close: bool) -> None:
-        """Op text between region braces (or a whole line)."""
+    def _segment(self, code: str, start: int, end: int, after_close: bool,
+                 nesting_at_start: int | None = None) -> None:
+        """Op text between region braces (or a whole line); `nesting_at_start`: the open
+        brackets and dicts where it starts (default: now)."""
         text = code[start:end]
+        open_before = self.nesting if nesting_at_start is None else nesting_at_start
         if not text.strip():
             return
         region = self.regions[-1]
@@ -792,7 +800,8 @@ class Scanner:
             # A line that starts `%x = dialect.op` cannot be inside an op's brackets: the
             # earlier lines left one open.
             self._recover_before_op()
-        continuing = after_close or self.nesting > 0
+            open_before = 0
+        continuing = after_close or open_before > 0
         if not continuing:
             first = text.lstrip()[0]
             if first == "^":
@@ -1071,7 +1080,9 @@ class Scanner:
             if alloca.line != self.line_no:
                 break
             registered.add(alloca.col)
-        if len(registered) == 1 and code.count("memref.alloca") == 1:
+        if (len(registered) == 1 and code.count("memref.alloca") == 1
+                and code.find("memref.alloca") + 1 in registered
+                and self.raw.count("memref.alloca") == 1):
             return  # the one mention on the line is the op just registered
         blanked, _ = blank_strings(self.raw[: len(code)])
         for m in _PRETTY_MENTION.finditer(blanked):

@@ -168,14 +168,16 @@ def test_random_modules_are_read_exactly(module):
 # --- the accounting invariant under damage -----------------------------------------------
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
-_PRETTY = re.compile(r'(?<![\w$."])memref\.alloca(?![\w$."])')
+_OP_POSITION = re.compile(r"[ \t]*(?:%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*"
+                          r"[ \t]*=[ \t]*)?")
+_PRETTY = re.compile(r'(?<![\w$.])memref\.alloca(?![\w$.])')
 
 
 def alloca_ops_in(text: str) -> int:
     """memref.alloca op names outside comments and string literals, by a reader written
     apart from the scanner: a plain walk over each line's characters. The generic name is
-    the string "memref.alloca" where an op name stands (first on its line or after `=`)
-    or wherever a `(` follows it."""
+    the string "memref.alloca" where an op name stands (first on its line, or after the
+    op's results `%a, %b =`) or wherever a `(` follows it."""
     count = 0
     for line in text.split("\n"):
         line = _CONTROL.sub(" ", line.rstrip("\r"))
@@ -188,10 +190,10 @@ def alloca_ops_in(text: str) -> int:
                 while j < len(line) and line[j] != '"':
                     j += 2 if line[j] == "\\" else 1
                 content = line[i + 1 : min(j, len(line))]
-                before = "".join(code).rstrip(" \t")
+                before = "".join(code)
                 if j < len(line) and content == "memref.alloca" and (
                         line[j + 1 :].lstrip(" \t").startswith("(")
-                        or not before or before.endswith("=")):
+                        or _OP_POSITION.fullmatch(before)):
                     count += 1
                 code.append('"' + " " * (min(j, len(line)) - i - 1) + '"')
                 i = j + 1

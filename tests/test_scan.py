@@ -381,3 +381,15 @@ def test_a_nested_isolated_func_may_reuse_a_name():
 """
     records = table(text)[0]
     assert (records[0].order, records[0].live_end) == (3, 3)
+
+
+def test_an_op_whose_attribute_dict_goes_on_to_the_next_line_is_still_an_op():
+    scan = scan_text('func.func @k() {\n'
+                     '  %a = memref.alloca() {alignment = 64 : i64,\n'
+                     '     note = 1} : memref<4xf32>\n'
+                     '  %b = "test.op"() {x = 1,\n'
+                     '    y = 2} : () -> ()\n'
+                     '  return\n}\n')
+    assert scan.diagnostics == []
+    assert [(a.line, a.col, a.syntax.alignment) for a in scan.allocas if a.syntax] == [(2, 8, 64)]
+    assert scan.ops == 4  # func, %a, %b, return
