@@ -225,7 +225,7 @@ AlignOpt = Annotated[list[str] | None, typer.Option("--align", help="SPACE=BYTES
                      "Repeatable.")]
 TopOpt = Annotated[int, typer.Option("--top", help="How many allocas to list per crossing.")]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Read settings from this "
-                      "file (default: ./sc-mlir.toml, else [tool.sc-mlir] in ./pyproject.toml).")]
+                      "file (default: ./sc-mlir.toml, else \\[tool.sc-mlir] in ./pyproject.toml).")]
 LogOpt = Annotated[Path | None, typer.Option("--log", help="A compile log: take the bounds "
                    "from the allocation failures it reports.")]
 AllocationsOpt = Annotated[bool, typer.Option("--allocations", help="JSON: also list every "
