@@ -504,10 +504,9 @@ class Scanner:
                 continue
             self._simple_op(raw, head, name, results_text)
 
-    def _simple_op(self, raw: str, head: re.Match[str], name: str, results_text: str | None
-                   ) -> None:
-        """A complete op on one line with no regions, no strings but its name, no comment:
-        what `_start_op` does, without the checks that such a line cannot need."""
+    def _next_op(self, head: re.Match[str]) -> _Region:
+        """A one-line op starts in the current region: the previous one ends, this one
+        gets the next program point."""
         region = self.regions[-1]
         if region.cur_order >= 0 and (region.cur_pending or region.cur_frame is not None):
             self._finish_op(region)
@@ -518,6 +517,13 @@ class Scanner:
         region.cur_head = head
         region.cur_line = self.line_no
         region.cur_extra = None
+        return region
+
+    def _simple_op(self, raw: str, head: re.Match[str], name: str, results_text: str | None
+                   ) -> None:
+        """A complete op on one line with no regions, no strings but its name, no comment:
+        what `_start_op` does, without the checks that such a line cannot need."""
+        region = self._next_op(head)
         results: tuple[str, ...] = ()
         if results_text:
             results = _results_of(results_text)
@@ -542,16 +548,7 @@ class Scanner:
 
     def _simple_alloca(self, raw: str, head: re.Match[str], results_text: str | None) -> None:
         """A `memref.alloca` alone on its line, with no string but its name."""
-        region = self.regions[-1]
-        if region.cur_order >= 0 and (region.cur_pending or region.cur_frame is not None):
-            self._finish_op(region)
-        self.order += 1
-        self.last_op_line = self.line_no
-        region.had_ops = True
-        region.cur_order = self.order
-        region.cur_head = head
-        region.cur_line = self.line_no
-        region.cur_extra = None
+        region = self._next_op(head)
         results = _results_of(results_text) if results_text else ()
         if results and (self.tracked or self.constants):
             self._shadow(results, region)
