@@ -554,17 +554,7 @@ class Scanner:
             self._shadow(results, region)
         op_start = head.start(1) if results_text else head.start(2)
         text = raw[op_start:].rstrip()
-        aid = len(self.allocas)
-        alloca = RawAlloca(aid, self.order, self.line_no, head.start(2) + 1, op_start + 1,
-                           text, results, region.frames, len(self.chunks) - 1)
-        self.allocas.append(alloca)
-        self.live_end.append(self.order)
-        self.live_end_line.append(self.line_no)
-        self.def_depth.append(region.depth)
-        region.alloca_ids.append(aid)
-        ids = frozenset((aid,))
-        for result in results:
-            self._bind(self.tracked, result, ids, region)
+        alloca = self._register_alloca(head.start(2) + 1, op_start + 1, text, results, region)
         body_at = head.start(2) - op_start
         loc_at = text.rfind(" loc(")
         try:
@@ -989,11 +979,18 @@ class Scanner:
 
     def _alloca(self, head: re.Match[str], start: int, end: int, results: tuple[str, ...],
                 region: _Region) -> None:
-        aid = len(self.allocas)
         op_start = head.start("results") if head.group("results") else head.start("name")
         raw_text = self.raw[op_start:end].rstrip()
-        alloca = RawAlloca(aid, self.order, self.line_no, head.start("name") + 1, op_start + 1,
-                           raw_text, results, region.frames, len(self.chunks) - 1)
+        alloca = self._register_alloca(head.start("name") + 1, op_start + 1, raw_text, results,
+                                       region)
+        self._parse_alloca(alloca, raw_text, lines_added=0)
+
+    def _register_alloca(self, col: int, text_col: int, text: str, results: tuple[str, ...],
+                         region: _Region) -> RawAlloca:
+        """A new alloca at the current op: live until it is used, its results bound to it."""
+        aid = len(self.allocas)
+        alloca = RawAlloca(aid, self.order, self.line_no, col, text_col, text, results,
+                           region.frames, len(self.chunks) - 1)
         self.allocas.append(alloca)
         self.live_end.append(self.order)
         self.live_end_line.append(self.line_no)
@@ -1002,7 +999,7 @@ class Scanner:
         ids = frozenset((aid,))
         for result in results:
             self._bind(self.tracked, result, ids, region)
-        self._parse_alloca(alloca, raw_text, lines_added=0)
+        return alloca
 
     def _parse_alloca(self, alloca: RawAlloca, text: str, lines_added: int) -> None:
         try:
