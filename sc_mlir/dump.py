@@ -22,7 +22,7 @@ from sc_mlir.discover import Skipped, discover
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts
-from sc_mlir.scan import Diagnostic, ScanSettings, scan_file
+from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file
 from sc_mlir.syntax import warm_parsers
 from sc_mlir.tables import frame_of
 
@@ -34,11 +34,12 @@ if TYPE_CHECKING:
 
 # Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
 ALLOCATION_COLUMNS: tuple[str, ...] = (
-    "file", "chunk", "module", "func", "name", "line", "col", "op_form", "type", "shape",
+    "file", "chunk", "module", "func", "kind", "name", "scratch_index", "line", "col",
+    "op_form", "type", "shape",
     "resolved_shape", "element_type", "element_bits", "num_elements", "bits", "bytes",
     "words", "memory_space", "space_id", "space_name", "layout", "alignment", "scope_op",
     "scope_path", "scope_start", "scope_end", "order", "live_end", "last_use_line", "core_type",
-    "scratch_operands",
+    "scratch_operands", "size_assumed",
     "dump_header", "loc_file", "loc_line", "loc_col", "loc_names",
 )
 
@@ -107,7 +108,7 @@ class Dump:
 
     @property
     def skipped_allocas(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.message.startswith("memref.alloca skipped")]
+        return [d for d in self.diagnostics if is_skipped_allocation(d)]
 
     @property
     def usable(self) -> bool:
@@ -125,8 +126,8 @@ class Dump:
 def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
 
     return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
-                    ("element_bits", "num_elements", "bits", "bytes", "words", "space_id",
-                     "alignment", "loc_line", "loc_col"))
+                    ("scratch_index", "element_bits", "num_elements", "bits", "bytes",
+                     "words", "space_id", "alignment", "loc_line", "loc_col"))
 
 
 

@@ -28,6 +28,13 @@ _FIXED_BITS = {
     "f80": 80,
     "f128": 128,
 }
+# Dialect element types whose size no public source states, with the width sc-mlir
+# assumes and says it assumes: a Mosaic semaphore is taken to be one 4-byte word (sync
+# flags are counters; SEMANTICS.md maps their space, 204, to sync flags).
+ASSUMED_ELEMENT_BITS = {
+    "!tpu.dma_semaphore": 32,
+    "!tpu.semaphore": 32,
+}
 _INTEGER = re.compile(r"[su]?i(\d+)")
 _SMALL_FLOAT = re.compile(r"f([468])E\w+")
 

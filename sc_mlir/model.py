@@ -11,10 +11,24 @@ import re
 from dataclasses import dataclass, field
 
 from sc_mlir.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
-from sc_mlir.memref import MemRefType, bits_to_bytes, bytes_to_words, static_elements, total_bits
+from sc_mlir.memref import (
+    ASSUMED_ELEMENT_BITS,
+    MemRefType,
+    bits_to_bytes,
+    bytes_to_words,
+    static_elements,
+    total_bits,
+)
 from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
-from sc_mlir.syntax import OtherType, SyntaxProblem, parse_type
+from sc_mlir.syntax import Argument, OtherType, SyntaxProblem, parse_arguments, parse_type
+
+# What an entry of the allocation table is: the op (or argument) that takes the memory.
+ALLOCA = "alloca"  # memref.alloca: on the scoped stack
+SEMAPHORE = "semaphore"  # tpu.sem_alloc: scoped like an alloca, one word per semaphore assumed
+SCRATCH_OPERAND = "scratch_operand"  # a Pallas scratch buffer: a func argument, live throughout
+HEAP = "heap"  # memref.alloc: listed, but not on the scoped stack
+KIND_OF_OP = {"memref.alloca": ALLOCA, "tpu.sem_alloc": SEMAPHORE, "memref.alloc": HEAP}
 
 # Ops with the AutomaticAllocationScope trait (and jax's `tpu.region`, which `run_scoped`
 # lowers to): their allocas are released when control leaves the op's region.
@@ -86,6 +100,10 @@ class Allocation:
     dynamic_shape: tuple[int | None, ...] | None = None  # `?` filled in by constants
     location: Location | None = None  # the op's loc(...), as written
     locations: LocationTable | None = field(default=None, repr=False, compare=False)
+    kind: str = ALLOCA
+    # For a scratch operand: its position among the func's scratch operands, which is its
+    # entry in the kernel's `scratch_shapes`.
+    scratch_index: int | None = None
 
     @property
     def loc(self) -> SourceLocation:
@@ -128,6 +146,11 @@ class Allocation:
     @property
     def bytes(self) -> int | None:
         return bits_to_bytes(self.bits)
+
+    @property
+    def size_assumed(self) -> bool:
+        """Whether the size rests on an assumed element width (semaphores)."""
+        return self.memref.element.text in ASSUMED_ELEMENT_BITS
 
     # the memory space
     @property
@@ -230,18 +253,55 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
                       ) -> tuple[list[Allocation], list[Diagnostic]]:
     """Turn a file's scan into allocation records, plus diagnostics for what was skipped."""
     builder = _Builder(scan, settings or ModelSettings())
-    records: list[Allocation] = []
     diagnostics = list(scan.diagnostics)
+    # Scratch operands first: they sit at their func's program point, below its allocas.
+    records: list[Allocation] = []
+    for func in scan.funcs:
+        records.extend(builder.scratch_operands(func, diagnostics))
+    if records:
+        records.sort(key=lambda r: r.order)
+    ops: list[Allocation] = []
     for raw in scan.allocas:
         if raw.syntax is None:
             continue  # the scanner already reported why
         try:
-            records.append(builder.build(raw))
+            ops.append(builder.build(raw))
         except _Skip as skip:
+            op = raw.syntax.op
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
-                                          f"memref.alloca skipped: {skip}", raw.text))
+                                          f"{op} skipped: {skip}", raw.text))
+    records = _merge_by_order(records, ops) if records else ops
     diagnostics.extend(undefined_location_notes(scan))
+    diagnostics.extend(_kind_notes(scan.path, ops))
     return records, diagnostics
+
+
+def _merge_by_order(first: list[Allocation], second: list[Allocation]) -> list[Allocation]:
+    """Both lists in program order; on a tie (a func's scratch operands and nothing else
+    share its point) `first` goes first."""
+    merged = [*first, *second]
+    merged.sort(key=lambda r: r.order)  # stable: ties keep `first` ahead
+    return merged
+
+
+def _kind_notes(path: str, records: list[Allocation]) -> list[Diagnostic]:
+    """What the report must say about entries it counts on an assumption or not at all."""
+    notes = []
+    heap = [r for r in records if r.kind == HEAP]
+    if heap:
+        first = heap[0]
+        notes.append(Diagnostic(
+            path, first.line, first.col,
+            f"{len(heap)} memref.alloc op(s) are listed but not counted: heap allocations "
+            "are not on the scoped stack the E3000 check measures", first.type))
+    semaphores = [r for r in records if r.kind == SEMAPHORE and r.size_assumed]
+    if semaphores:
+        first = semaphores[0]
+        notes.append(Diagnostic(
+            path, first.line, first.col,
+            f"{len(semaphores)} tpu.sem_alloc op(s) counted at one 4-byte word per semaphore:"
+            " an assumption, no public source states a semaphore's size", first.type))
+    return notes
 
 
 def undefined_location_notes(scan: FileScan) -> list[Diagnostic]:
@@ -367,6 +427,82 @@ class _Builder:
             found = self.spaces[key] = Space(layout, raw, space_id, space_name)
         return found
 
+    def scratch_operands(self, func: OpFrame, diagnostics: list[Diagnostic]
+                         ) -> list[Allocation]:
+        """A Pallas kernel's scratch buffers: the func's last `scratch_operands = N`
+        arguments, live from its entry to its end (jax passes `scratch_shapes` there)."""
+        _core, count = self.func_facts(func)
+        if not count:
+            return []
+        name = self.symbol(func) or ""
+        arguments = self._entry_arguments(func, name, diagnostics)
+        if arguments is None:
+            return []
+        if len(arguments) < count:
+            diagnostics.append(Diagnostic(
+                self.path, func.line, func.col,
+                f"func @{name} says scratch_operands = {count} but has {len(arguments)} "
+                "argument(s); its scratch operands are not counted", func.header[:120]))
+            return []
+        frames = tuple(func.ancestors())
+        where = self.placement(frames, func.chunk)
+        context = self.contexts[func.chunk]
+        records = []
+        for index, (argument, line, col, form) in enumerate(arguments[-count:]):
+            try:
+                memref = _memref_of(argument.type, context.aliases)
+            except _Skip as skip:
+                diagnostics.append(Diagnostic(
+                    self.path, line, col, f"scratch operand {argument.name} of func @{name} "
+                    f"skipped: {skip}", argument.name))
+                continue
+            space = self.space(memref.params, context.aliases, where.core_type)
+            end = func.end_order if func.end_order >= 0 else func.order
+            records.append(Allocation(
+                self.path, func.chunk, argument.name, line, col, form, func.order, end,
+                func.end_line if func.end_line >= 0 else line, None, memref.words, memref,
+                where, space, None, argument.location, context.locations,
+                kind=SCRATCH_OPERAND, scratch_index=index))
+        return records
+
+    def _entry_arguments(self, func: OpFrame, name: str, diagnostics: list[Diagnostic]
+                         ) -> list[tuple[Argument, int, int, str]] | None:
+        """The func's arguments with their line and column in the dump, from its entry
+        block's label (generic form) or its signature (pretty form)."""
+        if func.entry_block is not None:
+            line, col, text = func.entry_block
+            open_at = text.find("(")
+            where = [(line, col + open_at)]
+            form = "generic"
+        else:
+            text = func.header
+            m = _PRETTY_SYMBOL.match(text)
+            open_at = text.find("(", m.end()) if m is not None else -1
+            where = [(func.line, func.col)]
+            form = "pretty"
+        if open_at < 0:
+            diagnostics.append(Diagnostic(
+                self.path, *where[0], f"func @{name} says it has scratch operands but its "
+                "arguments are not printed; they are not counted", text[:120]))
+            return None
+        try:
+            arguments = parse_arguments(text, open_at)
+        except SyntaxProblem as problem:
+            diagnostics.append(Diagnostic(
+                self.path, *where[0], f"arguments of func @{name} do not parse "
+                f"({problem.message}); its scratch operands are not counted", text[:120]))
+            return None
+        placed = []
+        for argument in arguments:
+            if func.entry_block is not None:
+                line, col = func.entry_block[0], func.entry_block[1] + argument.offset
+            elif argument.offset < func.first_line_chars:
+                line, col = func.line, func.col + argument.offset
+            else:  # on a later line of the signature, which the scanner joined
+                line, col = func.line, func.col
+            placed.append((argument, line, col, form))
+        return placed
+
     def build(self, raw: RawAlloca) -> Allocation:
         syntax = raw.syntax
         assert syntax is not None
@@ -384,6 +520,7 @@ class _Builder:
             self.path, raw.chunk, raw.results[0] if raw.results else "", raw.line, raw.col,
             syntax.form, raw.order, raw.live_end, raw.live_end_line, syntax.alignment, words,
             memref, where, space, dynamic, syntax.location, context.locations,
+            KIND_OF_OP.get(syntax.op, ALLOCA),
         )
 
 
@@ -425,6 +562,7 @@ def _resolve_dynamic(shape: tuple[int | None, ...] | None,
 
 # Silence "imported but unused" for names re-exported for callers' convenience.
 __all__ = [
-    "DEFAULT_SCOPE_OPS", "Allocation", "ModelSettings", "build_allocations", "frame_symbol",
+    "ALLOCA", "DEFAULT_SCOPE_OPS", "HEAP", "KIND_OF_OP", "SCRATCH_OPERAND", "SEMAPHORE",
+    "Allocation", "ModelSettings", "build_allocations", "frame_symbol",
     "is_module_like", "resolve_attribute_alias",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import mmap
 import re
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from sc_mlir.gcpause import paused_gc
@@ -72,6 +72,7 @@ class PartScan:
     top_count: int
     odd_lines: int  # lines with control characters or invalid UTF-8
     problem: str | None  # why this part cannot be joined (None: it can)
+    funcs: list[OpFrame] = field(default_factory=list)
 
 
 def plan_parts(path: str, jobs: int, min_part_bytes: int | None = None
@@ -174,7 +175,8 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings)
         scanner.diagnostics[prefix_diagnostics:]
     return PartScan(part, allocas, diagnostics, scanner.chunks[0].aliases, prefix_frames,
                     prefix_ops, prefix_lines, scanner.order, scanner.line_no, child_counts,
-                    prefix_child_counts, scanner.top_count, scanner.odd_lines, problem)
+                    prefix_child_counts, scanner.top_count, scanner.odd_lines, problem,
+                    scanner.funcs)
 
 
 def _at_rest(scanner: Scanner) -> bool:
@@ -192,6 +194,7 @@ def join_parts(path: str, parts: list[PartScan]) -> FileScan | None:
         return None  # their notes are capped per file: one pass words them as it should
     first = parts[0]
     allocas: list[RawAlloca] = []
+    funcs: list[OpFrame] = []
     diagnostics = []
     aliases: dict[str, str] = {}
     order_shift = 0
@@ -208,6 +211,7 @@ def join_parts(path: str, parts: list[PartScan]) -> FileScan | None:
             alloca.live_end += order_shift
             alloca.frames = renumber.frames(alloca.frames)
             allocas.append(alloca)
+        funcs.extend(renumber.frame(func) for func in scanned.funcs)
         diagnostics.extend(scanned.diagnostics)
         aliases.update(scanned.aliases)
         if scanned.part.last:
@@ -219,7 +223,7 @@ def join_parts(path: str, parts: list[PartScan]) -> FileScan | None:
     chunk = Chunk(0, 1)
     chunk.aliases = aliases
     return FileScan(path, allocas, [chunk], diagnostics, parts[-1].line_no,
-                    order_shift + first.prefix_ops)
+                    order_shift + first.prefix_ops, funcs)
 
 
 class _Renumbering:

@@ -99,6 +99,11 @@ class OpFrame:
     chunk: int
     top_index: int = -1  # position among the top-level ops of the file
     end_order: int = -1
+    end_line: int = -1  # the line where its last region closes
+    first_line_chars: int = 0  # how much of `header` is the op's first line
+    # The first block's label of its first region, when printed (`^bb0(%arg0: ...):`, as
+    # the generic form names a func's arguments): line, 1-based column, text.
+    entry_block: tuple[int, int, str] | None = None
     trailer: list[str] = field(default_factory=list)
     pending: set[int] | None = None  # allocas whose live range reaches this op's end
 
@@ -153,6 +158,7 @@ class FileScan:
     diagnostics: list[Diagnostic]
     lines: int
     ops: int
+    funcs: list[OpFrame] = field(default_factory=list)  # func-like ops (`*.func`, `func`)
 
 
 # --- lexical helpers -------------------------------------------------------------------
@@ -213,7 +219,34 @@ _CONTINUATION_WORDS = frozenset({
     "attributes", "to", "step", "iter_args", "else", "do", "ins", "outs", "loc", "at",
     "shared_outs", "reduce", "init", "dimensions", "by", "into", "from",
 })
-_ALLOCA_NAMES = frozenset({"memref.alloca", '"memref.alloca"'})
+# The ops captured as allocations (grammar/alloca.lark): the scoped `memref.alloca`, the
+# heap's `memref.alloc` and Mosaic's semaphores, `tpu.sem_alloc`.
+ALLOCATION_OPS = ("memref.alloca", "memref.alloc", "tpu.sem_alloc")
+_ALLOCA_NAMES = frozenset(name for op in ALLOCATION_OPS for name in (op, f'"{op}"'))
+
+
+def may_allocate(text: str) -> bool:
+    """Whether text may hold an allocating op ("memref.alloc" is in "memref.alloca" too)."""
+    return "memref.alloc" in text or "tpu.sem_alloc" in text
+
+
+def allocation_marks(text: str) -> int:
+    return text.count("memref.alloc") + text.count("tpu.sem_alloc")
+
+
+_ALLOCATION_OP = re.compile(r"memref\.alloca?(?![\w$.])|tpu\.sem_alloc")
+_SKIPPED = re.compile(r"(?:memref\.alloca?|tpu\.sem_alloc) skipped: ")
+
+
+def allocation_op_in(text: str) -> str:
+    """The allocating op an op's text names ("memref.alloca" when it names none)."""
+    m = _ALLOCATION_OP.search(text)
+    return m.group() if m is not None else "memref.alloca"
+
+
+def is_skipped_allocation(diagnostic: Diagnostic) -> bool:
+    """Whether a note says an allocating op could not be read."""
+    return _SKIPPED.match(diagnostic.message) is not None
 _MISSING = object()
 # An op whose text never completes (a lost `>`) is given up after this many lines.
 _MAX_OP_LINES = 64
@@ -339,6 +372,7 @@ class Scanner:
         self.settings = settings or ScanSettings()
         self.diagnostics: list[Diagnostic] = []
         self.allocas: list[RawAlloca] = []
+        self.funcs: list[OpFrame] = []
         self.chunks: list[Chunk] = [Chunk(0, 1)]
         self.order = 0  # last program point handed out
         self.lines = 0
@@ -422,9 +456,9 @@ class Scanner:
                         or (name[0] != '"' and simple.group(1) is None
                             and name in continuation)):
                     slow(raw)
-                elif "memref.alloca" in raw:
+                elif may_allocate(raw):
                     self.raw = raw
-                    if name in _ALLOCA_NAMES and raw.count("memref.alloca") == 1:
+                    if name in _ALLOCA_NAMES and allocation_marks(raw) == 1:
                         self._simple_alloca(raw, simple, simple.group(1))
                     else:
                         slow(raw)
@@ -451,7 +485,7 @@ class Scanner:
                 continue
             if first == "}":
                 if (self.brace_kinds and self.brace_kinds[-1] == "R" and '"' not in raw
-                        and "memref.alloca" not in raw and raw.count("{") == raw.count("<{")
+                        and not may_allocate(raw) and raw.count("{") == raw.count("<{")
                         and raw.count("}") == 1 + raw.count("}>")):
                     self.raw = raw
                     self._region_close_line(raw, raw.index("}"))
@@ -463,7 +497,7 @@ class Scanner:
                 continue
             if ("{" in raw or "}" in raw) and (raw.count("{") != raw.count("<{")
                                                or raw.count("}") != raw.count("}>")):
-                if (raw.endswith("({") and "memref.alloca" not in raw
+                if (raw.endswith("({") and not may_allocate(raw)
                         and raw.count("{") == 1 + raw.count("<{")
                         and raw.count("}") == raw.count("}>")
                         and raw.count("(") == raw.count(")") + 1
@@ -496,8 +530,8 @@ class Scanner:
                 slow(raw)
                 continue
             self.raw = raw
-            if "memref.alloca" in raw:
-                if name in _ALLOCA_NAMES and raw.count("memref.alloca") == 1:
+            if may_allocate(raw):
+                if name in _ALLOCA_NAMES and allocation_marks(raw) == 1:
                     self._simple_alloca(raw, head, results_text)
                 else:
                     slow(raw)
@@ -602,7 +636,7 @@ class Scanner:
                 break
             text = "\n".join(lines[index:end])
             if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
-                    or "memref.alloca" in text
+                    or may_allocate(text)
                     or "\t" in text or " \n" in text or text.endswith(" ")
                     or text.count("(") != text.count(")") or text.count('"') % 2):
                 break
@@ -620,7 +654,7 @@ class Scanner:
         """`#name = value` at the top level, on one line or opening a multi-line value."""
         self.raw = raw
         m = _ALIAS_DEF.match(raw)
-        if m is None or raw.count('"') % 2 or "memref.alloca" in raw:
+        if m is None or raw.count('"') % 2 or may_allocate(raw):
             self.feed_line(raw)
             return
         value = raw[m.end():].strip()
@@ -642,7 +676,7 @@ class Scanner:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
         return FileScan(self.path, self.allocas, self.chunks, self.diagnostics,
-                        self.line_no, self.order)
+                        self.line_no, self.order, self.funcs)
 
     def diagnose(self, line: int, col: int, message: str, quote: str = "") -> None:
         quote = quote.strip()
@@ -792,7 +826,7 @@ class Scanner:
         if not continuing:
             first = text.lstrip()[0]
             if first == "^":
-                self._block_label(text)
+                self._block_label(text, start, end)
                 self._count_nesting(text)
                 return
             if first not in '%"' and not (first.isalpha() or first == "_"):
@@ -1032,7 +1066,7 @@ class Scanner:
         else:
             line, col = alloca.line, alloca.text_col + len(before)
         quote = text.split("\n")[newlines] if text else ""
-        self.diagnose(line, col, f"memref.alloca skipped: {problem.message}", quote)
+        self.diagnose(line, col, f"{allocation_op_in(text)} skipped: {problem.message}", quote)
 
     def _continue_alloca(self, code: str, stripped: str) -> None:
         """An alloca's text did not end on its line: add this line if it continues it."""
@@ -1050,8 +1084,12 @@ class Scanner:
         self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
                            lines_added + 1)
 
-    def _block_label(self, text: str) -> None:
+    def _block_label(self, text: str, start: int, end: int) -> None:
         region = self.regions[-1]
+        owner = region.owner
+        if (owner is not None and not region.had_ops and not region.labels
+                and owner.entry_block is None):
+            owner.entry_block = (self.line_no, start + 1, self.raw[start:end])
         if region.cur_order >= 0:
             self._finish_op(region)
             region.cur_order = -1
@@ -1110,12 +1148,14 @@ class Scanner:
                 parent.cur_line = self.line_no
                 parent.had_ops = True
                 name, results, col, header = "<anonymous>", (), 1, ""
+                first_line_chars = 0
             else:
                 name = head.group(2).strip('"')
                 results_text = head.group(1)
                 results = _results_of(results_text) if results_text else ()
                 col = head.start(2) + 1
                 header = head.string[head.start(1) if results_text else head.start(2):]
+                first_line_chars = len(header)
                 if parent.cur_extra:
                     header = " ".join([header, *parent.cur_extra])
             sibling = parent.child_counts.get(name, 0)
@@ -1131,7 +1171,10 @@ class Scanner:
                 sibling_index=sibling,
                 loop_like=name not in self.settings.run_once_ops,
                 chunk=len(self.chunks) - 1,
+                first_line_chars=first_line_chars,
             )
+            if name == "func" or name.endswith(".func"):
+                self.funcs.append(frame)
             if parent.owner is None:
                 frame.top_index = self.top_count
                 self.top_count += 1
@@ -1170,6 +1213,7 @@ class Scanner:
                 parent.used |= outer
         if region.owner is not None:
             region.owner.end_order = end
+            region.owner.end_line = self.line_no
         self.nesting = region.saved_nesting
         self.nesting_line = region.saved_nesting_line
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -30,7 +30,13 @@ from sc_mlir.locations import (
     NameLoc,
     UnknownLoc,
 )
-from sc_mlir.memref import ElementType, MemRefType, parse_dimension_list, scalar
+from sc_mlir.memref import (
+    ASSUMED_ELEMENT_BITS,
+    ElementType,
+    MemRefType,
+    parse_dimension_list,
+    scalar,
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ ParsedType = MemRefType | OtherType
 
 @dataclass(frozen=True)
 class AllocaSyntax:
-    """One `memref.alloca` op as written."""
+    """One allocating op as written: `memref.alloca`, `memref.alloc` or `tpu.sem_alloc`."""
 
     results: tuple[str, ...]
     form: str  # "pretty" or "generic"
@@ -55,6 +61,7 @@ class AllocaSyntax:
     attributes: tuple[tuple[str, str | None], ...]
     type: ParsedType
     location: Location | None
+    op: str = "memref.alloca"
 
     @property
     def alignment(self) -> int | None:
@@ -65,6 +72,17 @@ class AllocaSyntax:
                 if m:
                     return int(m.group(1))
         return None
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One entry argument of a region (`%arg4: memref<16xf32, 201> loc(#loc3)`)."""
+
+    name: str
+    type: ParsedType
+    attributes: tuple[tuple[str, str | None], ...]
+    location: Location | None
+    offset: int  # where it starts in the text given to `parse_arguments`
 
 
 class SyntaxProblem(ValueError):
@@ -131,6 +149,10 @@ def location_parser() -> Lark:
 
 def type_parser() -> Lark:
     return _parser("memref_type.lark", "type")
+
+
+def arguments_parser() -> Lark:
+    return _parser("arguments.lark", "argument_list")
 
 
 def warm_parsers() -> None:
@@ -206,7 +228,8 @@ class _ToRecords(Transformer):
         return OtherType(self._span(meta), None)
 
     def r_dialect_type(self, children: list[Any], meta: Any) -> OtherType:
-        return OtherType(self._span(meta), None)
+        text = self._span(meta)
+        return OtherType(text, ASSUMED_ELEMENT_BITS.get(text))
 
     def r_angle_group(self, children: list[Any], meta: Any) -> str:
         return self._span(meta)
@@ -264,20 +287,24 @@ class _ToRecords(Transformer):
         return children[0] or ()
 
     def r_pretty_alloca(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
-        sizes, symbols, alignment, attributes, parsed_type = children
+        op, sizes, symbols, alignment, attributes, parsed_type = children
         merged = ((alignment,) if alignment else ()) + (attributes or ())
-        return ("pretty", sizes or (), symbols or (), merged, parsed_type)
+        return ("pretty", sizes or (), symbols or (), merged, parsed_type, str(op))
+
+    def r_pretty_sem_alloc(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
+        op, attributes, parsed_type = children
+        return ("pretty", (), (), attributes or (), parsed_type, str(op))
 
     def r_inline_alignment(self, children: list[Any], meta: Any) -> tuple[str, str]:
         return ("alignment", str(children[0]))
 
     def r_generic_alloca(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
-        sizes, properties, attributes, (_inputs, result) = children
+        op, sizes, properties, attributes, (_inputs, result) = children
         merged = (properties or ()) + (attributes or ())
         # The generic form cannot tell size operands from symbol operands without
         # operandSegmentSizes; read it when present.
         dynamic, symbolic = _split_generic_operands(sizes or (), merged)
-        return ("generic", dynamic, symbolic, merged, result)
+        return ("generic", dynamic, symbolic, merged, result, str(op).strip('"'))
 
     def r_properties(self, children: list[Any], meta: Any) -> tuple[Any, ...]:
         return children[0]
@@ -288,6 +315,13 @@ class _ToRecords(Transformer):
     def r_attr_entry(self, children: list[Any], meta: Any) -> tuple[str, str | None]:
         name, value = children
         return (_unquote(name) if str(name).startswith('"') else str(name), value)
+
+    def r_argument_list(self, children: list[Any], meta: Any) -> tuple[Argument, ...]:
+        return tuple(c for c in children if c is not None)
+
+    def r_argument(self, children: list[Any], meta: Any) -> Argument:
+        name, parsed_type, attributes, location = children
+        return Argument(str(name), parsed_type, attributes or (), location, meta.start_pos)
 
     def r_function_type(self, children: list[Any], meta: Any) -> tuple[Any, Any]:
         # children: the input types (None for an empty list) then the result type(s).
@@ -385,13 +419,13 @@ def _run(parser: Lark, text: str, start: str | None = None) -> Any:
         raise SyntaxProblem(0, str(cause), incomplete=False) from None
 
 
-_BodyParts = tuple[str, tuple[str, ...], tuple[str, ...], tuple[Any, ...], ParsedType]
+_BodyParts = tuple[str, tuple[str, ...], tuple[str, ...], tuple[Any, ...], ParsedType, str]
 
 
 def _assemble(results: tuple[str, ...], body: _BodyParts, location: Location | None
               ) -> AllocaSyntax:
-    form, sizes, symbols, attributes, parsed_type = body
-    return AllocaSyntax(results, form, sizes, symbols, attributes, parsed_type, location)
+    form, sizes, symbols, attributes, parsed_type, op = body
+    return AllocaSyntax(results, form, sizes, symbols, attributes, parsed_type, location, op)
 
 
 def parse_alloca(text: str) -> AllocaSyntax:
@@ -442,6 +476,7 @@ def _parse_result_list(text: str) -> tuple[str, ...]:
     return _run(alloca_parser(), text, "result_list")
 
 
+_QUOTED_OP_NAME = re.compile(r'^\s*"(?:memref\.alloca?|tpu\.sem_alloc)"')
 _RESULTS_PREFIX = re.compile(r"\s*(%[^=\"]*)=\s*")
 _LOC_SCAN = re.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|[(\[{]|[)\]}]|(?<![\w$.])loc\(')
 
@@ -465,7 +500,7 @@ def split_alloca_text(text: str) -> tuple[Part, Part, Part] | None:
     last = text.rfind(" loc(")
     if last > body_at:
         prefix = text[body_at:last]
-        if '"' not in prefix.replace('"memref.alloca"', "") and (
+        if '"' not in _QUOTED_OP_NAME.sub("", prefix, count=1) and (
             prefix.count("(") == prefix.count(")") and prefix.count("[") == prefix.count("]")
             and prefix.count("{") == prefix.count("}")
         ):
@@ -543,3 +578,32 @@ def _parse_location_with_grammar(text: str) -> Location:
 def parse_type(text: str) -> ParsedType:
     """Parse a type such as `memref<4xf32, 201>` or `f32`. Raises SyntaxProblem."""
     return _run(type_parser(), text)
+
+
+_ARGUMENT_SCAN = re.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|[()]')
+
+
+def parse_arguments(text: str, open_at: int) -> tuple[Argument, ...]:
+    """The argument list whose `(` is at text[open_at], to its matching `)`; offsets count
+    from the start of `text`. Raises SyntaxProblem (also when the list is not closed).
+
+    >>> args = parse_arguments('^bb0(%arg0: i32, %arg1: memref<4xf32, 201> loc(unknown)):', 4)
+    >>> [(a.name, a.type.text if hasattr(a.type, "text") else a.type, a.offset) for a in args]
+    [('%arg0', 'i32', 5), ('%arg1', 'memref<4xf32, 201>', 17)]
+    """
+    depth = 0
+    for m in _ARGUMENT_SCAN.finditer(text, open_at):
+        token = m.group()
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth == 0:
+                listed = _parse_argument_list(text[open_at : m.end()])
+                return tuple(replace(a, offset=a.offset + open_at) for a in listed)
+    raise SyntaxProblem(len(text), "the argument list is not closed", incomplete=True)
+
+
+@lru_cache(maxsize=1 << 10)
+def _parse_argument_list(text: str) -> tuple[Argument, ...]:
+    return _run(arguments_parser(), text)

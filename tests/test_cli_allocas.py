@@ -19,12 +19,18 @@ def test_issue_example_lists_seven_allocas_with_sources(mosaic):
     result = run("allocas", str(mosaic / "sc_vec_over_bound_nested.generic.mlir"),
                  "--format", "json")
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    entries = json.loads(result.stdout)
+    rows = [r for r in entries if r["kind"] == "alloca"]
     assert [(r["element_type"], r["words"], r["space_id"]) for r in rows] == [
         ("i32", 64, 201)] + [("f32", 23440, 201)] * 6
     assert all(r["loc_file"] == "pallas_kernels.py" for r in rows)
     assert [r["loc_line"] for r in rows] == [413] + [408] * 6
     assert rows[0]["shape"] == [64] and rows[0]["line"] == 7
+    # The file's seven `tpu.sem_alloc` ops (grep -c) are listed too, one word each (assumed).
+    semaphores = [r for r in entries if r["kind"] == "semaphore"]
+    assert [(r["words"], r["space_id"], r["size_assumed"]) for r in semaphores] == [
+        (1, 204, True)] * 7
+    assert len(entries) == 14
 
 
 def test_json_keys_are_the_table_columns():
@@ -54,7 +60,7 @@ def test_filters_by_space_id_name_and_func():
 
 def test_csv_has_a_header_and_one_line_per_alloca():
     out = run("allocas", "--example", "-f", "csv").stdout.splitlines()
-    assert out[0].startswith("file,chunk,module,func,name,line,col")
+    assert out[0].startswith("file,chunk,module,func,kind,name,scratch_index,line,col")
     assert len(out) == 1 + 15
 
 
@@ -79,5 +85,8 @@ def test_a_directory_mixing_dumps_and_other_files(tmp_path, mosaic):
     (tmp_path / "log.bin").write_bytes(b"\x00\x01binary")
     result = run("allocas", str(tmp_path), "-f", "json")
     assert result.exit_code == 0
-    assert len(json.loads(result.stdout)) == 1
+    # sc_vec_basic: one alloca, one scratch operand (scratch_operands = 1: %arg4), and three
+    # `tpu.sem_alloc` ops (grep -c).
+    kinds = sorted(r["kind"] for r in json.loads(result.stdout))
+    assert kinds == ["alloca", "scratch_operand", "semaphore", "semaphore", "semaphore"]
     assert "binary file" in result.stderr

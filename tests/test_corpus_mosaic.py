@@ -48,12 +48,13 @@ EXPECTED = {
 def test_every_mosaic_alloca_is_read_exactly(mosaic, kernel, form):
     name = f"{kernel}.mlir" if form == "pretty" else f"{kernel}.generic.mlir"
     dump = load(mosaic / name)
-    assert dump.diagnostics == []
+    # The only note: semaphores are counted on an assumed size.
+    assert [d.message for d in dump.diagnostics if "tpu.sem_alloc" not in d.message] == []
     got = [
         (r.line, r.shape, r.element_type,
          r.space_id if r.space_id is not None else r.space_name,
          r.words, f"{r.loc.line}:{r.loc.col}", r.loc.file, r.op_form)
-        for r in dump.records
+        for r in dump.records if r.kind == "alloca"
     ]
     want = [
         (pretty if form == "pretty" else generic, shape, element, space, words, source,
@@ -80,7 +81,8 @@ def test_pretty_and_generic_forms_agree_on_structure(mosaic):
 
 
 def test_name_chain_of_a_nested_scope_alloca(mosaic):
-    record = load(mosaic / "sc_vec_over_bound_nested.mlir").records[2]
+    record = [r for r in load(mosaic / "sc_vec_over_bound_nested.mlir").records
+              if r.kind == "alloca"][2]
     assert record.name == "%alloca_1"
     assert record.loc.names == (
         "run_scoped:", "run_scoped",

@@ -65,6 +65,7 @@ def test_golden_offsets_live_ranges_and_peaks(path):
             "crossing": c.alloca.name if c else "none",
             "upper": str(c.offset_upper_bound_words) if c else "none",
             "removal": ",".join(a.name for a in c.removal) if c else "",
+            "fix": ",".join(f"{s.entry.name}:{s.free_words}" for s in c.fix) if c else "",
             "dead": str(c.dead_reserved_words) if c else "0",
             "must_free": str(report.must_free_words),
             "unsized": str(len(report.unsized)),

@@ -233,6 +233,11 @@ def damaged(draw) -> str:
     return text
 
 
+def stack_allocas(records) -> list:
+    """The `memref.alloca` entries of a table (it lists other allocating ops too)."""
+    return [r for r in records if r.kind == "alloca"]
+
+
 def accounted(diagnostics) -> int:
     return sum(1 for d in diagnostics
                if d.message.startswith(("memref.alloca skipped",
@@ -244,6 +249,6 @@ def accounted(diagnostics) -> int:
 @given(damaged())
 def test_damage_never_loses_an_alloca_silently(text):
     records, diagnostics = read(text)
-    assert len(records) + accounted(diagnostics) == alloca_ops_in(text), (
+    assert len(stack_allocas(records)) + accounted(diagnostics) == alloca_ops_in(text), (
         [(r.line, r.name) for r in records],
         [(d.line, d.col, d.message) for d in diagnostics])

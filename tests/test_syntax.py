@@ -74,7 +74,7 @@ def test_value_uses_with_result_numbers():
      ("index", 64), ("f16", 16), ("bf16", 16), ("f32", 32), ("f64", 64), ("tf32", 32),
      ("f8E4M3FN", 8), ("f8E5M2", 8), ("f8E4M3FNUZ", 8), ("f8E8M0FNU", 8), ("f4E2M1FN", 4),
      ("f6E2M3FN", 6), ("f6E3M2FN", 6), ("complex<f32>", 64), ("vector<4x8xbf16>", 512),
-     ("vector<[4]xf32>", None), ("memref<i64>", None), ("!tpu.dma_semaphore", None),
+     ("vector<[4]xf32>", None), ("memref<i64>", None), ("!tpu.dma_semaphore", 32),
      ("!llvm.ptr<3>", None)],
 )
 def test_every_builtin_element_type_has_its_storage_width(element, bits):

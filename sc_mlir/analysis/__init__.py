@@ -33,8 +33,8 @@ from sc_mlir.analysis.report import (
 )
 from sc_mlir.bounds import Bounds
 from sc_mlir.gcpause import paused_gc
-from sc_mlir.model import Allocation
-from sc_mlir.scan import Diagnostic
+from sc_mlir.model import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.scan import Diagnostic, is_skipped_allocation
 from sc_mlir.tables import frame_of
 
 if TYPE_CHECKING:
@@ -53,14 +53,16 @@ __all__ = [
 SPACE_COLUMNS = (
     "file", "chunk", "module", "func", "dump_header", "memory_space", "space_id",
     "space_name", "bound_words", "bound_source", "align_bytes", "stack_peak_words",
-    "liveness_peak_words", "packed_peak_words", "verdict", "n_allocas", "n_unsized",
+    "liveness_peak_words", "packed_peak_words", "percent_of_bound", "headroom_words",
+    "verdict", "n_allocas", "n_scratch_operands", "n_semaphores", "n_unsized",
     "crossing_name", "crossing_line", "crossing_upper_bound_words", "dead_reserved_words",
     "must_free_words",
 )
 
 PLACED_COLUMNS = (
-    "file", "chunk", "module", "func", "memory_space", "space_id", "space_name", "name",
-    "line", "col", "type", "element_type", "shape", "words", "alignment", "order", "offset",
+    "file", "chunk", "module", "func", "memory_space", "space_id", "space_name", "kind",
+    "name", "scratch_index", "line", "col", "type", "element_type", "shape", "words",
+    "size_assumed", "alignment", "order", "offset",
     "upper_bound", "padding", "live_start", "live_end", "last_use_line", "packed_offset",
     "scope_op", "scope_path", "on_stack_at_crossing", "live_at_peak", "loc_file", "loc_line",
     "loc_col", "loc_names",
@@ -79,7 +81,7 @@ class Analysis:
     def spaces(self) -> pd.DataFrame:
         """One row per (file, chunk, func, space), worst first."""
         return frame_of((space_row(r) for r in self.reports), SPACE_COLUMNS,
-                        ("space_id", "bound_words", "crossing_line",
+                        ("space_id", "bound_words", "headroom_words", "crossing_line",
                          "crossing_upper_bound_words"))
 
     @cached_property
@@ -87,7 +89,8 @@ class Analysis:
         """One row per alloca with its stack offset, live range and packed offset."""
         return frame_of((placed_row(report, a) for report in self.reports
                          for a in report.allocas), PLACED_COLUMNS,
-                        ("space_id", "words", "alignment", "loc_line", "loc_col"))
+                        ("space_id", "scratch_index", "words", "alignment", "loc_line",
+                         "loc_col"))
 
     def report(self, func: str, space: int | str, file: str | None = None,
                chunk: int | None = None) -> SpaceReport:
@@ -118,16 +121,12 @@ class Analysis:
         return build_graph(intervals, attributes)
 
     @property
-    def worst_verdict(self) -> str | None:
-        return self.reports[0].verdict if self.reports else None
-
-    @property
     def has_crossing(self) -> bool:
         return any(r.verdict in (OVERFLOW, ALLOCATOR_LIMITED) for r in self.reports)
 
     @property
     def skipped_allocas(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.message.startswith("memref.alloca skipped")]
+        return [d for d in self.diagnostics if is_skipped_allocation(d)]
 
     def select(self, spaces: Iterable[str] | None = None, funcs: Iterable[str] | None = None
                ) -> Analysis:
@@ -197,8 +196,11 @@ def space_row(report: SpaceReport) -> dict[str, object]:
         "bound_source": report.bound_source, "align_bytes": report.align_bytes,
         "stack_peak_words": report.stack_peak_words,
         "liveness_peak_words": report.liveness_peak_words,
-        "packed_peak_words": report.packed_peak_words, "verdict": report.verdict,
-        "n_allocas": len(report.allocas), "n_unsized": len(report.unsized),
+        "packed_peak_words": report.packed_peak_words,
+        "percent_of_bound": report.percent_of_bound, "headroom_words": report.headroom_words,
+        "verdict": report.verdict, "n_allocas": len(report.allocas),
+        "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
+        "n_semaphores": report.count_of(SEMAPHORE), "n_unsized": len(report.unsized),
         "crossing_name": crossing.alloca.name if crossing else None,
         "crossing_line": crossing.alloca.record.line if crossing else None,
         "crossing_upper_bound_words": crossing.offset_upper_bound_words if crossing else None,
@@ -213,7 +215,8 @@ def placed_row(report: SpaceReport, placed: PlacedAlloca) -> dict[str, object]:
     return {
         "file": r.file, "chunk": r.chunk, "module": r.module, "func": r.func,
         "memory_space": r.memory_space, "space_id": r.space_id, "space_name": r.space_name,
-        "name": r.name, "line": r.line, "col": r.col, "type": r.type,
+        "kind": r.kind, "name": r.name, "scratch_index": r.scratch_index, "line": r.line,
+        "col": r.col, "type": r.type, "size_assumed": r.size_assumed,
         "element_type": r.element_type,
         "shape": list(r.shape) if r.shape is not None else None,
         "words": r.words, "alignment": r.alignment, "order": r.order,
@@ -234,7 +237,8 @@ def group_key(record: Allocation) -> tuple[str, int, str, str, str]:
 def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
     for record in records:
-        groups[group_key(record)].append(record)
+        if record.kind != HEAP:  # not on the scoped stack (a note says so)
+            groups[group_key(record)].append(record)
     with paused_gc():
         reports = [analyze_space(sorted(group, key=lambda r: r.order), bounds)
                    for group in groups.values()]

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.liveness import liveness_peak
 from sc_mlir.analysis.stack import simulate_stack
 from sc_mlir.bounds import WORD_BYTES, Bounds
-from sc_mlir.model import Allocation
+from sc_mlir.model import SCRATCH_OPERAND, Allocation
 
 FITS = "fits"
 ALLOCATOR_LIMITED = "allocator-limited"
 OVERFLOW = "overflow"
 UNKNOWN_BOUND = "unknown-bound"
-# Worst first: how reports are ordered and which verdict sets the exit code.
-SEVERITY = {OVERFLOW: 0, ALLOCATOR_LIMITED: 1, UNKNOWN_BOUND: 2, FITS: 3}
+# Worst first: overflow, allocator-limited, then what fits (fullest first), then spaces
+# without a bound, which say nothing about failing.
+SEVERITY = {OVERFLOW: 0, ALLOCATOR_LIMITED: 1, FITS: 2, UNKNOWN_BOUND: 3}
 
 
 # Not frozen, for speed (one per alloca); never changed after `analyze_space` built it.
@@ -42,6 +44,10 @@ class PlacedAlloca:
     def name(self) -> str:
         return self.record.name or f"(unnamed at line {self.record.line})"
 
+    @property
+    def kind(self) -> str:
+        return self.record.kind
+
 
 @dataclass(frozen=True)
 class Contributor:
@@ -53,6 +59,38 @@ class Contributor:
 
 
 @dataclass(frozen=True)
+class RemovalStep:
+    """One entry of the cheapest fix: free `free_words` of it (all of it, or a shrink)."""
+
+    entry: PlacedAlloca
+    free_words: int
+    dead: bool  # past its last use at the crossing: only its scope keeps it
+
+    @property
+    def whole(self) -> bool:
+        return self.free_words >= self.entry.words
+
+    def advice(self) -> str:
+        """What to do, in the user's terms."""
+        entry, record = self.entry, self.entry.record
+        source = record.loc.short() or f"line {record.line}"
+        if record.kind == SCRATCH_OPERAND:
+            what = (f"shrink scratch_shapes entry {record.scratch_index} ({entry.name}, "
+                    f"{record.type}, {entry.words:,} words)")
+            if self.whole:
+                return f"drop scratch_shapes entry {record.scratch_index} ({entry.name}, " \
+                       f"{record.type}, {entry.words:,} words)"
+            return f"{what} by {self.free_words:,} words"
+        if self.dead:
+            return (f"release {entry.name} ({entry.words:,} words, {source}) before its "
+                    f"scope ends: it is dead after line {record.last_use_line}")
+        if self.whole:
+            return f"remove {entry.name} ({entry.words:,} words, {source})"
+        return f"shrink {entry.name} ({entry.words:,} words, {source}) by " \
+               f"{self.free_words:,} words"
+
+
+@dataclass(frozen=True)
 class Crossing:
     """The first alloca whose upper bound exceeds the bound: where the compiler fails."""
 
@@ -61,7 +99,21 @@ class Crossing:
     bound_words: int
     allocating_words: int
     contributors: tuple[Contributor, ...]
-    removal: tuple[PlacedAlloca, ...]  # fewest allocas (largest first) to get under the bound
+    # The cheapest fix (`cheapest_fix`): fewest entries, dead-but-reserved first, then the
+    # smallest that suffice; the last may only need shrinking.
+    fix: tuple[RemovalStep, ...]
+
+    # Where the stack still crosses the bound with the fix applied (a later alloca of the
+    # func), or None: the fix passes the first crossing; it may not be all that is needed.
+    fix_still_crosses: PlacedAlloca | None = None
+
+    @property
+    def removal(self) -> tuple[PlacedAlloca, ...]:
+        return tuple(step.entry for step in self.fix)
+
+    @property
+    def advice(self) -> tuple[str, ...]:
+        return tuple(step.advice() for step in self.fix)
 
     @property
     def dead_reserved(self) -> tuple[Contributor, ...]:
@@ -114,18 +166,32 @@ class SpaceReport:
 
     @property
     def headroom_words(self) -> int | None:
+        """Words left under the bound at the stack peak (negative: over it)."""
         if self.bound_words is None:
             return None
         return self.bound_words - self.stack_peak_words
+
+    @property
+    def percent_of_bound(self) -> float | None:
+        """The stack peak as a percentage of the bound."""
+        if self.bound_words is None:
+            return None
+        if self.bound_words == 0:
+            return 0.0 if self.stack_peak_words == 0 else float("inf")
+        return 100.0 * self.stack_peak_words / self.bound_words
+
+    def count_of(self, kind: str) -> int:
+        return sum(1 for a in self.allocas if a.record.kind == kind)
 
     @property
     def live_at_peak(self) -> tuple[PlacedAlloca, ...]:
         return tuple(a for a in self.allocas if a.live_at_peak)
 
     @property
-    def severity(self) -> tuple[int, int]:
-        over = self.stack_peak_words - (self.bound_words or 0)
-        return (SEVERITY[self.verdict], -over)
+    def severity(self) -> tuple[int, float]:
+        percent = self.percent_of_bound
+        return (SEVERITY[self.verdict],
+                -(percent if percent is not None else float(self.stack_peak_words)))
 
     def _repr_html_(self) -> str:
         from sc_mlir.render.html import space_report_html
@@ -174,6 +240,8 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     crossing = None
     if crossing_index is not None and bound is not None:
         crossing = _crossing(placed, crossing_index, stack.crossing_stack, bound)
+        crossing = replace(crossing, fix_still_crosses=_still_crosses(
+            records, placed, crossing.fix, lambda r: align_of[id(r)], bound))
     if bound is None:
         verdict = UNKNOWN_BOUND
     elif crossing is None:
@@ -210,11 +278,94 @@ def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple
         running += alloca.words
         contributors.append(Contributor(alloca, 100.0 * running / total,
                                         live=alloca.live_end >= point))
-    removal: list[PlacedAlloca] = []
-    excess = at.upper_bound - bound
-    for alloca in ranked:
-        if excess <= 0:
+    dead = {id(c.alloca) for c in contributors if not c.live}
+    fix = cheapest_fix(ranked, at.upper_bound - bound, dead)
+    return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), fix)
+
+
+class _Resized(NamedTuple):
+    order: int
+    scope_start: int
+    scope_end: int
+    words: int
+    record: Allocation
+
+
+def _still_crosses(records: Sequence[Allocation], placed: Sequence[PlacedAlloca],
+                   fix: tuple[RemovalStep, ...], align_words: Callable[[Allocation], int],
+                   bound: int) -> PlacedAlloca | None:
+    """Re-run the stack with the fix applied: the first entry that still crosses, if any."""
+    freed = {id(step.entry.record): step.free_words for step in fix}
+    items = [_Resized(r.order, r.scope_start, r.scope_end,
+                      (r.words or 0) - freed.get(id(r), 0), r) for r in records]
+    again = simulate_stack(items, lambda item: align_words(item.record), bound)
+    return None if again.crossing_index is None else placed[again.crossing_index]
+
+
+def cheapest_fix(entries: Sequence[PlacedAlloca], excess: int, dead: set[int]
+                 ) -> tuple[RemovalStep, ...]:
+    """The fix `analyze` and `explain` both advise: the fewest of `entries` (the stack at
+    the crossing) whose words cover `excess`; among equally few, dead-but-reserved entries
+    first (ids in `dead`: freeing them costs the program nothing), then the smallest that
+    suffice. The last step frees only what is still missing, so a single entry larger than
+    the excess is shrunk, not removed.
+
+    >>> from types import SimpleNamespace as R
+    >>> def e(words): return R(words=words, record=R(order=words))
+    >>> a, b, c, d = e(100), e(60), e(50), e(10)
+    >>> [(s.entry.words, s.free_words) for s in cheapest_fix([a, b, c, d], 55, set())]
+    [(60, 55)]
+    >>> [(s.entry.words, s.free_words, s.dead) for s in cheapest_fix([a, b, c, d], 45, {id(a)})]
+    [(100, 45, True)]
+    >>> [(s.entry.words, s.free_words) for s in cheapest_fix([a, b, c, d], 120, {id(c)})]
+    [(50, 50), (100, 70)]
+    """
+    if excess <= 0:
+        return ()
+    by_size = sorted(entries, key=lambda x: (-x.words, x.record.order))
+    # Fewest entries: the largest ones, until they cover the excess.
+    count, covered = 0, 0
+    for entry in by_size:
+        if covered >= excess:
             break
-        removal.append(alloca)
-        excess -= alloca.words
-    return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), tuple(removal))
+        count += 1
+        covered += entry.words
+    if covered < excess:
+        count = len(by_size)  # nothing on this stack is enough: free it all
+    chosen: list[PlacedAlloca] = []
+    remaining = list(by_size)
+    missing = excess
+    for slot in range(count):
+        left = count - slot - 1  # entries still to choose after this one
+        feasible = [x for x in remaining
+                    if x.words + _largest_sum(remaining, x, left) >= missing]
+        if not feasible:
+            feasible = remaining[:1]
+        # A dead entry whose words can help first, then the one that leaves least over.
+        pick = min(feasible, key=lambda x: (id(x) not in dead or x.words == 0, x.words,
+                                            x.record.order))
+        chosen.append(pick)
+        remaining.remove(pick)
+        missing -= pick.words
+    # Free whole entries, largest last, so that only the last one may be shrunk.
+    chosen.sort(key=lambda x: (id(x) not in dead, x.words))
+    steps = []
+    missing = excess
+    for entry in chosen:
+        free = min(entry.words, max(missing, 0))
+        steps.append(RemovalStep(entry, free, id(entry) in dead))
+        missing -= free
+    return tuple(steps)
+
+
+def _largest_sum(pool: Sequence[PlacedAlloca], without: PlacedAlloca, count: int) -> int:
+    """The most words `count` entries of `pool` (other than `without`) can add up to; the
+    pool is sorted largest first."""
+    total = 0
+    for x in pool:
+        if count <= 0:
+            break
+        if x is not without:
+            total += x.words
+            count -= 1
+    return total
