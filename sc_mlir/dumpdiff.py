@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
+from sc_mlir.model import ALLOCA, SCRATCH_OPERAND
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,6 +52,8 @@ class AllocaView:
     loc_line: int | None
     loc_col: int | None
     loc_names: tuple[str, ...]
+    kind: str = ALLOCA
+    scratch_index: int | None = None  # for a scratch operand: its scratch_shapes entry
 
     @property
     def loc(self) -> str:
@@ -134,7 +137,7 @@ def _alloca(placed: PlacedAlloca) -> AllocaView:
     r = placed.record
     return AllocaView(r.name, r.words, r.type, r.element_type,
                       None if r.shape is None else len(r.shape), r.scope_path, r.line, r.order,
-                      r.loc.file, r.loc.line, r.loc.col, r.loc.names)
+                      r.loc.file, r.loc.line, r.loc.col, r.loc.names, r.kind, r.scratch_index)
 
 
 def views_from_json(path: str) -> list[SpaceView]:
@@ -173,7 +176,8 @@ def views_from_json(path: str) -> list[SpaceView]:
                 None if r.get("shape") is None else len(r["shape"]),
                 r.get("scope_path", ""), r.get("line", 0), r.get("order", 0),
                 r.get("loc_file"), r.get("loc_line"), r.get("loc_col"),
-                tuple(r.get("loc_names") or ())) for r in allocas),
+                tuple(r.get("loc_names") or ()), r.get("kind") or ALLOCA,
+                r.get("scratch_index")) for r in allocas),
         ))
     return views
 
@@ -425,22 +429,38 @@ def _scope_in_func(path: str) -> str:
     return path
 
 
+def _scratch_position(a: AllocaView) -> object:
+    """A scratch operand is its kernel's `scratch_shapes` entry: matched by position and
+    type (Pallas prints its argument's location as unknown); other entries never here."""
+    if a.kind != SCRATCH_OPERAND:
+        return object()  # equal to nothing: left for the keys below
+    return (a.scratch_index, a.element_type, a.rank, a.loc_file, a.loc_line, a.loc_col)
+
+
+def _scratch_by_type(a: AllocaView) -> object:
+    """A scratch_shapes entry added or removed before this one shifts its position."""
+    if a.kind != SCRATCH_OPERAND:
+        return object()
+    return (a.element_type, a.rank, a.loc_file, a.loc_line, a.loc_col)
+
+
 def _signature_exact(a: AllocaView) -> tuple[object, ...]:
-    return (a.loc_file, a.loc_line, a.loc_col, a.loc_names, _scope_in_func(a.scope_path),
-            a.element_type, a.rank)
+    return (a.kind, a.loc_file, a.loc_line, a.loc_col, a.loc_names,
+            _scope_in_func(a.scope_path), a.element_type, a.rank)
 
 
 def _signature_no_line(a: AllocaView) -> tuple[object, ...]:
-    return (a.loc_file, a.loc_names, _scope_in_func(a.scope_path), a.element_type, a.rank)
+    return (a.kind, a.loc_file, a.loc_names, _scope_in_func(a.scope_path), a.element_type,
+            a.rank)
 
 
 def _signature_source(a: AllocaView) -> tuple[object, ...]:
     """Same source (file, line, col, names) and element type, in any scope: a move."""
-    return (a.loc_file, a.loc_line, a.loc_col, a.loc_names, a.element_type, a.rank)
+    return (a.kind, a.loc_file, a.loc_line, a.loc_col, a.loc_names, a.element_type, a.rank)
 
 
 def _order_in_scope(a: AllocaView) -> tuple[object, ...]:
-    return (_scope_in_func(a.scope_path), a.element_type, a.rank)
+    return (a.kind, _scope_in_func(a.scope_path), a.element_type, a.rank)
 
 
 def match_allocas(before: Sequence[AllocaView], after: Sequence[AllocaView]
@@ -448,7 +468,8 @@ def match_allocas(before: Sequence[AllocaView], after: Sequence[AllocaView]
     left = sorted(before, key=lambda a: a.order)
     right = sorted(after, key=lambda a: a.order)
     pairs: list[tuple[AllocaView | None, AllocaView | None]] = []
-    for key in (_signature_exact, _signature_no_line, _signature_source):
+    for key in (_scratch_position, _scratch_by_type, _signature_exact, _signature_no_line,
+                _signature_source):
         pairs.extend(_pair_by(left, right, key))
     # Last resort: the n-th alloca of a scope (same element type and rank) in each.
     pairs.extend(_pair_by(left, right, _order_in_scope))

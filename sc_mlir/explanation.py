@@ -20,11 +20,11 @@ from sc_mlir.analysis import (
     SpaceReport,
     analyze_records,
 )
-from sc_mlir.analysis.report import PlacedAlloca, analyze_space
+from sc_mlir.analysis.report import Crossing, PlacedAlloca, analyze_space
 from sc_mlir.bounds import Bounds, space_key
 from sc_mlir.dump import Dump
 from sc_mlir.logs import AllocationFailure, Failure, FixedSizeFailure, ReplicaCountFailure
-from sc_mlir.model import Allocation
+from sc_mlir.model import ALLOCA, Allocation
 
 # Alignments (bytes) tried when the simulation and the log disagree.
 TRIAL_ALIGNMENTS = (8, 16, 32, 64, 128, 256, 512)
@@ -156,6 +156,8 @@ def _rank(failure: AllocationFailure, reports: list[SpaceReport]) -> list[Candid
         crossing = report.crossing
         for placed in report.allocas:
             record = placed.record
+            if record.kind != ALLOCA:
+                continue  # the compiler fails at an alloca op; the others only contribute
             score = 0
             reasons: list[str] = []
             if note is not None:
@@ -321,25 +323,40 @@ def _advice(failure: AllocationFailure, report: SpaceReport) -> tuple[str, ...]:
             f"Reuse would fit: at most {_n(report.liveness_peak_words)} words are live at once, "
             f"under the bound of {_n(c.bound_words)}; the scoped stack reaches "
             f"{_n(c.offset_upper_bound_words)} because scopes keep buffers past their last use.",
-            f"End scoped scratch earlier or restructure the scopes so these are released before "
-            f"{c.alloca.name} is allocated: {dead or 'none dead'} "
-            f"({_n(c.dead_reserved_words)} words dead but reserved).",
+            *_fix_advice(c),
+            f"Dead but reserved when {c.alloca.name} is allocated: {dead or 'none'} "
+            f"({_n(c.dead_reserved_words)} words): end their scopes earlier or restructure "
+            "the scopes.",
             "If these buffers come from SparseCore collective offload, compile with "
             + " and ".join(COLLECTIVE_OFFLOAD_FLAGS) + ".",
         )
-    if report.verdict == OVERFLOW:
+    if report.verdict == OVERFLOW and report.crossing is not None:
         largest = sorted(report.live_at_peak, key=lambda a: -a.words)[:5]
         names = ", ".join(f"{a.name} ({_n(a.words)}, {_source(a)})" for a in largest)
         return (
             f"A genuine overflow: even with perfect reuse {_n(report.liveness_peak_words)} words "
             f"are live at once; at least {_n(report.must_free_words)} words must go.",
-            f"The largest buffers live at that point: {names}. Shrink them: lower "
+            *_fix_advice(report.crossing),
+            f"The largest buffers live at the liveness peak: {names}. Shrink them: lower "
             "max_ids_per_partition / max_unique_ids_per_partition, the batch size, or the "
             "scratch shapes that size them.",
         )
     return (f"In this dump the space fits under the log's bound of {_n(failure.bound_words)} "
             "words: the dump probably is not the failing compile's (another run, or an "
             "earlier pass).",)
+
+
+def _fix_advice(crossing: Crossing) -> tuple[str, ...]:
+    """The cheapest fix, as `analyze` gives it (one function decides for both)."""
+    if not crossing.fix:
+        return ()
+    over = crossing.offset_upper_bound_words - crossing.bound_words
+    text = (f"Cheapest fix ({_n(over)} words over at {crossing.alloca.name}): "
+            + "; ".join(crossing.advice) + ".")
+    if crossing.fix_still_crosses is not None:
+        text += (f" The stack still crosses later, at {crossing.fix_still_crosses.name}: "
+                 "more must go.")
+    return (text,)
 
 
 def _advice_without_match(failure: AllocationFailure) -> tuple[str, ...]:

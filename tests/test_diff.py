@@ -144,7 +144,7 @@ def test_space_filter_and_csv():
     result = runner.invoke(app, ["diff", str(DIFF / "limit_halved/before"),
                                  str(DIFF / "limit_halved/after"), "-f", "csv"])
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("kind,func,space,name_before,name_after")
+    assert lines[0].startswith("kind,func,space,entry_kind,scratch_index,name_before,name_after")
     assert len(lines) == 1 + 11
 
 

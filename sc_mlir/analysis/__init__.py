@@ -28,8 +28,10 @@ from sc_mlir.analysis.report import (
     Contributor,
     Crossing,
     PlacedAlloca,
+    RemovalStep,
     SpaceReport,
     analyze_space,
+    cheapest_fix,
 )
 from sc_mlir.bounds import Bounds
 from sc_mlir.gcpause import paused_gc
@@ -47,7 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
-    "Contributor", "Crossing", "PlacedAlloca", "SpaceReport", "analyze", "analyze_records",
+    "Contributor", "Crossing", "PlacedAlloca", "RemovalStep", "SpaceReport", "analyze",
+    "analyze_records", "cheapest_fix",
 ]
 
 SPACE_COLUMNS = (

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport, placed_row
+from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.locations import SourceLocation
+from sc_mlir.model import SCRATCH_OPERAND, SEMAPHORE
 from sc_mlir.scan import Diagnostic
 
 
@@ -19,8 +20,14 @@ def location(loc: SourceLocation) -> dict[str, object]:
 
 def alloca_brief(placed: PlacedAlloca) -> dict[str, object]:
     r = placed.record
-    return {"name": r.name, "words": r.words, "line": r.line, "col": r.col,
+    return {"kind": r.kind, "name": r.name, "scratch_index": r.scratch_index,
+            "type": r.type, "words": r.words, "line": r.line, "col": r.col,
             "last_use_line": r.last_use_line, "loc": location(r.loc)}
+
+
+def fix_step(step: RemovalStep) -> dict[str, object]:
+    return {**alloca_brief(step.entry), "free_words": step.free_words, "dead": step.dead,
+            "advice": step.advice()}
 
 
 def diagnostic(d: Diagnostic) -> dict[str, object]:
@@ -52,6 +59,9 @@ def space_object(report: SpaceReport) -> dict[str, object]:
             "dead_reserved_words": c.dead_reserved_words,
             "dead_reserved": [alloca_brief(x.alloca) for x in c.dead_reserved],
             "removal": [alloca_brief(a) for a in c.removal],
+            "fix": [fix_step(step) for step in c.fix],
+            "fix_still_crosses": (alloca_brief(c.fix_still_crosses)
+                                  if c.fix_still_crosses is not None else None),
         }
     return {
         "file": report.file,
@@ -69,8 +79,13 @@ def space_object(report: SpaceReport) -> dict[str, object]:
         "stack_peak_words": report.stack_peak_words,
         "liveness_peak_words": report.liveness_peak_words,
         "packed_peak_words": report.packed_peak_words,
+        "percent_of_bound": (round(report.percent_of_bound, 2)
+                             if report.percent_of_bound is not None else None),
+        "headroom_words": report.headroom_words,
         "verdict": report.verdict,
         "n_allocas": len(report.allocas),
+        "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
+        "n_semaphores": report.count_of(SEMAPHORE),
         "unsized_allocas": [{"name": r.name, "line": r.line, "type": r.type}
                             for r in report.unsized],
         "must_free_words": report.must_free_words,

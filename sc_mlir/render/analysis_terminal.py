@@ -15,9 +15,10 @@ from sc_mlir.analysis import (
     OVERFLOW,
     UNKNOWN_BOUND,
     Analysis,
+    Crossing,
     SpaceReport,
 )
-from sc_mlir.model import Allocation
+from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.render.terminal import short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
@@ -25,8 +26,30 @@ STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: 
 MARK = {OVERFLOW: "✗", ALLOCATOR_LIMITED: "✗", UNKNOWN_BOUND: "?", FITS: "✓"}
 
 
+KIND_LABEL = {SCRATCH_OPERAND: "scratch", SEMAPHORE: "semaphore", ALLOCA: "alloca"}
+
+
 def n(words: int | None) -> str:
     return "?" if words is None else f"{words:,}"
+
+
+def percent(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}%"
+
+
+def fix_lines(c: Crossing) -> list[str]:
+    """The cheapest fix at the crossing, one line per step, and whether it is enough."""
+    if not c.fix:
+        return []
+    lines = ["Cheapest fix (fewest entries; dead-but-reserved first, then the smallest that "
+             f"suffice), to get {n(c.offset_upper_bound_words - c.bound_words)} words under "
+             "the bound at this point:"]
+    lines.extend(f"  - {step.advice()}" for step in c.fix)
+    if c.fix_still_crosses is not None:
+        lines.append(f"  With that, the stack still crosses the bound later, at "
+                     f"{c.fix_still_crosses.name} (line {c.fix_still_crosses.record.line}): "
+                     "more must go.")
+    return lines
 
 
 def source_of(record: Allocation) -> str:
@@ -83,13 +106,11 @@ def explain(report: SpaceReport, base: str, top: int) -> RenderableType:
         parts.append(_para(
             f"Even with perfect reuse the liveness peak is {n(report.liveness_peak_words)} "
             f"words: at least {n(report.must_free_words)} words must go.", style="red"))
-    if c.removal:
-        names = ", ".join(f"{a.name} ({n(a.words)})" for a in c.removal)
-        parts.append(_para(f"Fewest allocas to remove (largest first) to pass this point: "
-                          f"{names}."))
+    parts.extend(_para(line) for line in fix_lines(c))
     table = Table(title="allocas on the stack at the crossing, largest first",
                   title_justify="left", header_style="bold", box=None, padding=(0, 1))
     table.add_column("name", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
     table.add_column("words", justify="right", no_wrap=True)
     table.add_column("cum %", justify="right", no_wrap=True)
     table.add_column("live?", no_wrap=True)
@@ -98,13 +119,14 @@ def explain(report: SpaceReport, base: str, top: int) -> RenderableType:
     table.add_column("source", overflow="fold")
     for x in c.contributors[:top]:
         rec = x.alloca.record
-        table.add_row(x.alloca.name, n(x.alloca.words), f"{x.cumulative_percent:.1f}",
+        table.add_row(x.alloca.name, KIND_LABEL.get(rec.kind, rec.kind), n(x.alloca.words),
+                      f"{x.cumulative_percent:.1f}",
                       "live" if x.live else "dead", str(rec.line), str(rec.last_use_line),
                       source_of(rec))
     if len(c.contributors) > top:
         rest = c.contributors[top:]
-        table.add_row(f"+{len(rest)} more", n(sum(x.alloca.words for x in rest)), "", "", "",
-                      "", "")
+        table.add_row(f"+{len(rest)} more", "", n(sum(x.alloca.words for x in rest)), "", "",
+                      "", "", "")
     parts.append(Padding(table, (0, 0, 0, 2)))
     return Group(*parts)
 
@@ -123,6 +145,7 @@ def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
         table.add_column("space", no_wrap=True)
         table.add_column("bound", justify="right", no_wrap=True)
         table.add_column("stack", justify="right", no_wrap=True)
+        table.add_column("% bound", justify="right", no_wrap=True)
         table.add_column("live", justify="right", no_wrap=True)
         table.add_column("packed", justify="right", no_wrap=True)
         table.add_column("n", justify="right", no_wrap=True)
@@ -130,7 +153,8 @@ def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
             func = (r.func or "(none)") + (f" [chunk {r.chunk}]" if r.chunk else "")
             space = str(r.space_id) if r.space_id is not None else r.space_name
             table.add_row(Text(r.verdict, style=STYLE[r.verdict]), func, space,
-                          n(r.bound_words), n(r.stack_peak_words), n(r.liveness_peak_words),
+                          n(r.bound_words), n(r.stack_peak_words), percent(r.percent_of_bound),
+                          n(r.liveness_peak_words),
                           n(r.packed_peak_words),
                           str(len(r.allocas)) + ("*" if r.unsized else ""))
         tables.append(table)

@@ -13,9 +13,9 @@ from sc_mlir.dumpdiff import KIND, Added, DiffResult, Edit, Removed, SpaceChange
 SHORT = {"allocator-limited": "limited", "unknown-bound": "unknown", "overflow": "overflow",
          "fits": "fits"}
 
-EDIT_COLUMNS = ("kind", "func", "space", "name_before", "name_after", "words_before",
-                "words_after", "delta_words", "scope_before", "scope_after", "line_before",
-                "line_after", "loc")
+EDIT_COLUMNS = ("kind", "func", "space", "entry_kind", "scratch_index", "name_before",
+                "name_after", "words_before", "words_after", "delta_words", "scope_before",
+                "scope_after", "line_before", "line_after", "loc")
 
 
 def signed(value: int) -> str:
@@ -31,6 +31,8 @@ def edit_object(e: Edit) -> dict[str, object]:
         "kind": KIND[type(e)],
         "func": e.func,
         "space": e.space,
+        "entry_kind": side.kind,
+        "scratch_index": side.scratch_index,
         "name_before": before.name if before else None,
         "name_after": after.name if after else None,
         "words_before": before.words if before else None,
