@@ -95,7 +95,7 @@ def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
         return
     with Progress(TextColumn("reading"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
+                  console=Console(stderr=True, emoji=False), transient=True) as progress:
         task = progress.add_task("", total=None)
 
         def hook(done: int, total: int, path: str) -> None:
@@ -111,11 +111,11 @@ def _commands() -> None:
 
 
 def _stdout() -> Console:
-    return Console(soft_wrap=False)
+    return Console(soft_wrap=False, emoji=False)
 
 
 def _stderr() -> Console:
-    return Console(stderr=True)
+    return Console(stderr=True, emoji=False)
 
 
 def _resolve_path(path: Path | None, example: bool) -> str:

@@ -350,11 +350,10 @@ def _fix_advice(crossing: Crossing) -> tuple[str, ...]:
     """The cheapest fix, as `analyze` gives it (one function decides for both)."""
     if not crossing.fix:
         return ()
-    over = crossing.offset_upper_bound_words - crossing.bound_words
-    text = (f"Cheapest fix ({_n(over)} words over at {crossing.alloca.name}): "
-            + "; ".join(crossing.advice) + ".")
+    freed = sum(step.free_words for step in crossing.fix)
+    text = f"Cheapest fix for the func ({_n(freed)} words): " + "; ".join(crossing.advice) + "."
     if crossing.fix_still_crosses is not None:
-        text += (f" The stack still crosses later, at {crossing.fix_still_crosses.name}: "
+        text += (f" The stack still crosses at {crossing.fix_still_crosses.name} with it: "
                  "more must go.")
     return (text,)
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.liveness import liveness_peak
-from sc_mlir.analysis.stack import simulate_stack
+from sc_mlir.analysis.stack import StackResult, simulate_stack
 from sc_mlir.bounds import WORD_BYTES, Bounds
 from sc_mlir.model import SCRATCH_OPERAND, Allocation
 
@@ -103,8 +103,8 @@ class Crossing:
     # smallest that suffice; the last may only need shrinking.
     fix: tuple[RemovalStep, ...]
 
-    # Where the stack still crosses the bound with the fix applied (a later alloca of the
-    # func), or None: the fix passes the first crossing; it may not be all that is needed.
+    # Where the stack still crosses the bound with the fix applied, or None: the fix makes
+    # the func fit (it is planned at the peak, which may need more than this crossing).
     fix_still_crosses: PlacedAlloca | None = None
 
     @property
@@ -239,9 +239,8 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
 
     crossing = None
     if crossing_index is not None and bound is not None:
-        crossing = _crossing(placed, crossing_index, stack.crossing_stack, bound)
-        crossing = replace(crossing, fix_still_crosses=_still_crosses(
-            records, placed, crossing.fix, lambda r: align_of[id(r)], bound))
+        fix, still = plan_fix(records, placed, stack, lambda r: align_of[id(r)], bound)
+        crossing = _crossing(placed, crossing_index, stack.crossing_stack, bound, fix, still)
     if bound is None:
         verdict = UNKNOWN_BOUND
     elif crossing is None:
@@ -266,7 +265,8 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
 
 
 def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple[int, ...],
-              bound: int) -> Crossing:
+              bound: int, fix: tuple[RemovalStep, ...], still: PlacedAlloca | None
+              ) -> Crossing:
     at = placed[index]
     point = at.live_start
     ranked = sorted((placed[i] for i in stack_indices),
@@ -278,9 +278,7 @@ def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple
         running += alloca.words
         contributors.append(Contributor(alloca, 100.0 * running / total,
                                         live=alloca.live_end >= point))
-    dead = {id(c.alloca) for c in contributors if not c.live}
-    fix = cheapest_fix(ranked, at.upper_bound - bound, dead)
-    return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), fix)
+    return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), fix, still)
 
 
 class _Resized(NamedTuple):
@@ -291,15 +289,52 @@ class _Resized(NamedTuple):
     record: Allocation
 
 
-def _still_crosses(records: Sequence[Allocation], placed: Sequence[PlacedAlloca],
-                   fix: tuple[RemovalStep, ...], align_words: Callable[[Allocation], int],
-                   bound: int) -> PlacedAlloca | None:
-    """Re-run the stack with the fix applied: the first entry that still crosses, if any."""
-    freed = {id(step.entry.record): step.free_words for step in fix}
+def plan_fix(records: Sequence[Allocation], placed: Sequence[PlacedAlloca],
+             stack: StackResult, align_words: Callable[[Allocation], int], bound: int,
+             rounds: int = 8) -> tuple[tuple[RemovalStep, ...], PlacedAlloca | None]:
+    """The cheapest fix for the whole func: first at the stack peak (the crossing may need
+    less than the peak does), then, re-simulating with it applied, at any point that still
+    crosses. Returns the steps and the entry where the stack still crosses after `rounds`
+    (None: the fix makes the func fit)."""
+    steps: list[RemovalStep] = []
+    chosen: set[int] = set()
+    target, on_stack, upper = stack.peak_index, stack.peak_stack, stack.peak_words
+    for _ in range(rounds):
+        if target is None or upper <= bound:
+            return tuple(steps), None
+        point = placed[target].live_start
+        pool = [placed[i] for i in on_stack if id(placed[i]) not in chosen]
+        dead = {id(x) for x in pool if x.live_end < point}
+        new = cheapest_fix(pool, upper - bound, dead)
+        if not new:
+            break
+        steps.extend(new)
+        chosen.update(id(step.entry) for step in new)
+        again = _simulate_with(records, steps, align_words, bound)
+        if again.crossing_index is None:
+            return tuple(steps), None
+        target, on_stack = again.peak_index, again.peak_stack
+        upper = again.peak_words
+    again = _simulate_with(records, steps, align_words, bound)
+    return tuple(steps), (None if again.crossing_index is None
+                          else placed[again.crossing_index])
+
+
+class _Resized(NamedTuple):
+    order: int
+    scope_start: int
+    scope_end: int
+    words: int
+    record: Allocation
+
+
+def _simulate_with(records: Sequence[Allocation], steps: Sequence[RemovalStep],
+                   align_words: Callable[[Allocation], int], bound: int) -> StackResult:
+    """The stack with each step's words freed."""
+    freed = {id(step.entry.record): step.free_words for step in steps}
     items = [_Resized(r.order, r.scope_start, r.scope_end,
                       (r.words or 0) - freed.get(id(r), 0), r) for r in records]
-    again = simulate_stack(items, lambda item: align_words(item.record), bound)
-    return None if again.crossing_index is None else placed[again.crossing_index]
+    return simulate_stack(items, lambda item: align_words(item.record), bound)
 
 
 def cheapest_fix(entries: Sequence[PlacedAlloca], excess: int, dead: set[int]

@@ -41,12 +41,11 @@ def fix_lines(c: Crossing) -> list[str]:
     """The cheapest fix at the crossing, one line per step, and whether it is enough."""
     if not c.fix:
         return []
-    lines = ["Cheapest fix (fewest entries; dead-but-reserved first, then the smallest that "
-             f"suffice), to get {n(c.offset_upper_bound_words - c.bound_words)} words under "
-             "the bound at this point:"]
+    lines = ["Cheapest fix for the func (fewest entries; dead-but-reserved first, then the "
+             f"smallest that suffice), {n(sum(s.free_words for s in c.fix))} words:"]
     lines.extend(f"  - {step.advice()}" for step in c.fix)
     if c.fix_still_crosses is not None:
-        lines.append(f"  With that, the stack still crosses the bound later, at "
+        lines.append(f"  With that, the stack still crosses the bound at "
                      f"{c.fix_still_crosses.name} (line {c.fix_still_crosses.record.line}): "
                      "more must go.")
     return lines
