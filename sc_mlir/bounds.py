@@ -1,15 +1,16 @@
 """How many words each memory space may hold, and the alignment assumed for its allocas.
 
 Only one bound comes from a real compiler message: space 201 (TileSpmem) -> 131071 words.
-`--chip` picks TileSpmem from jax's per-chip VMEM table (SEMANTICS.md); every other space
-is unknown until the user gives it (`--bound`, a config file) or a log states it. Each
+`--chip` takes TileSpmem and TensorCore VMEM from jax's per-chip table (SEMANTICS.md,
+`CHIPS`); every other space is unknown until the user gives it (`--bound`, a config file)
+or a log states it. Each
 value remembers where it came from, so reports can say so.
 
 >>> b = Bounds.default()
 >>> b.bound_for(201, "tile_spmem"), b.bound_for(202, "spmem")
 ((131071, 'built-in (the E3000 message)'), (None, 'unknown'))
->>> b.with_chip("v6e").bound_for(201, "tile_spmem")
-(65535, 'chip v6e')
+>>> b.with_chip("v6e").bound_for(201, "tile_spmem")[0], b.with_chip("7x").bound_for(None, "vmem")[0]
+(65535, 16777216)
 """
 
 from __future__ import annotations
@@ -20,19 +21,53 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sc_mlir.memref import WORD_BYTES
 from sc_mlir.spaces import NAME_ALIASES, parse_space_id
 
-WORD_BYTES = 4
+MIB = 1024 * 1024
+KIB = 1024
+TPU_INFO = "jax/_src/pallas/mosaic/tpu_info.py (jax 0.10.2)"
 
-# TileSpmem bound per chip: VMEM per SparseCore vector subcore / 4 bytes, minus one
-# (the "last legal offset" reading of 131071 = 131072 - 1). Both steps are inferences.
-CHIP_TILE_SPMEM_WORDS: dict[str, int] = {
-    "v5p": 131071,
-    "v6e": 65535,
-    "7x": 131071,
-    "8i": 131071,
+
+@dataclass(frozen=True)
+class ChipMemory:
+    """What jax's per-chip table states (`TpuInfo`), in bytes: TensorCore VMEM per core,
+    and SparseCore VMEM per vector subcore (None where the table gives no SparseCore)."""
+
+    tensor_core_vmem_bytes: int
+    sparse_core_vmem_bytes: int | None
+
+    def bounds(self, chip: str) -> dict[str, tuple[int, str]]:
+        """Words per space key, each with where it comes from.
+
+        TileSpmem (201): the SparseCore VMEM in words minus one, the "last legal offset"
+        reading of 131071 = 131072 - 1 in the E3000 message (an inference). TensorCore
+        VMEM (`vmem` in a TensorCore func): its capacity in words; Mosaic's scoped-VMEM
+        limit may be set lower (`vmem_limit_bytes`), which only the user knows.
+        """
+        found = {"vmem": (self.tensor_core_vmem_bytes // WORD_BYTES,
+                          f"chip {chip}: TensorCore vmem_capacity_bytes "
+                          f"{self.tensor_core_vmem_bytes // MIB} MiB / 4 ({TPU_INFO}); "
+                          "a lower vmem_limit_bytes would lower it")}
+        if self.sparse_core_vmem_bytes is not None:
+            found["201"] = (self.sparse_core_vmem_bytes // WORD_BYTES - 1,
+                            f"chip {chip}: SparseCore vmem_capacity_bytes "
+                            f"{self.sparse_core_vmem_bytes // KIB} KiB / 4 - 1 ({TPU_INFO})")
+        return found
+
+
+# jax's table, chip by chip (SMEM is left out: space 0 serves TensorCore and SparseCore
+# funcs alike, and the table states only the TensorCore's).
+CHIPS: dict[str, ChipMemory] = {
+    "v4": ChipMemory(16 * MIB, None),
+    "v5e": ChipMemory(128 * MIB, None),
+    "v5p": ChipMemory(64 * MIB, 512 * KIB),
+    "v6e": ChipMemory(128 * MIB, 256 * KIB),
+    "7x": ChipMemory(64 * MIB, 512 * KIB),
+    "8i": ChipMemory(192 * MIB, 512 * KIB),
 }
-CHIP_ALIASES = {"tpu7x": "7x", "7": "7x", "v7x": "7x", "tpu8i": "8i", "v6": "v6e"}
+CHIP_ALIASES = {"tpu7x": "7x", "7": "7x", "v7x": "7x", "tpu8i": "8i", "v6": "v6e",
+                "v5lite": "v5e", "v5litepod": "v5e", "tpuv4": "v4"}
 
 BUILTIN_SOURCE = "built-in (the E3000 message)"
 DEFAULT_ALIGN_BYTES = WORD_BYTES
@@ -55,9 +90,8 @@ def parse_space_key(text: str) -> str:
 def normalise_chip(chip: str) -> str:
     key = chip.strip().lower()
     key = CHIP_ALIASES.get(key, key)
-    if key not in CHIP_TILE_SPMEM_WORDS:
-        raise ValueError(f"unknown chip {chip!r}; choose one of "
-                         f"{', '.join(CHIP_TILE_SPMEM_WORDS)}")
+    if key not in CHIPS:
+        raise ValueError(f"unknown chip {chip!r}; choose one of {', '.join(CHIPS)}")
     return key
 
 
@@ -83,7 +117,7 @@ class Bounds:
     def with_chip(self, chip: str) -> Bounds:
         key = normalise_chip(chip)
         words = dict(self.words)
-        words["201"] = (CHIP_TILE_SPMEM_WORDS[key], f"chip {key}")
+        words.update(CHIPS[key].bounds(key))
         return replace(self, words=words)
 
     def with_bounds(self, values: Mapping[str, int], source: str) -> Bounds:
@@ -214,6 +248,6 @@ def build_bounds(config: Config, chip: str | None, bounds: dict[str, int],
 
 
 __all__ = [
-    "CHIP_TILE_SPMEM_WORDS", "NAME_ALIASES", "Bounds", "Config", "build_bounds",
+    "CHIPS", "NAME_ALIASES", "Bounds", "Config", "build_bounds",
     "find_config", "parse_assignments", "parse_space_key", "read_config", "space_key",
 ]

@@ -184,4 +184,5 @@ def print_analysis(console: Console, analysis: Analysis, base: str, top: int) ->
     if unknown:
         spaces = sorted({r.space_label for r in unknown})
         console.print(Text(f"No bound is known for {', '.join(spaces)}: give one with --bound "
-                           "SPACE=WORDS (or --chip for TileSpmem).", style="dim"))
+                           "SPACE=WORDS (--chip gives TileSpmem and TensorCore VMEM).",
+                           style="dim"))
