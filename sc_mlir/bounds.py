@@ -26,7 +26,7 @@ from sc_mlir.spaces import NAME_ALIASES, parse_space_id
 
 MIB = 1024 * 1024
 KIB = 1024
-TPU_INFO = "jax/_src/pallas/mosaic/tpu_info.py (jax 0.10.2)"
+TPU_INFO = "jax 0.10.2, pallas/mosaic/tpu_info.py"
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,12 @@ class ChipMemory:
         found = {"vmem": (self.tensor_core_vmem_bytes // WORD_BYTES,
                           f"chip {chip}: TensorCore vmem_capacity_bytes "
                           f"{self.tensor_core_vmem_bytes // MIB} MiB / 4 ({TPU_INFO}); "
-                          "a lower vmem_limit_bytes would lower it")}
+                          "a kernel's vmem_limit_bytes may lower it")}
         if self.sparse_core_vmem_bytes is not None:
             found["201"] = (self.sparse_core_vmem_bytes // WORD_BYTES - 1,
                             f"chip {chip}: SparseCore vmem_capacity_bytes "
-                            f"{self.sparse_core_vmem_bytes // KIB} KiB / 4 - 1 ({TPU_INFO})")
+                            f"{self.sparse_core_vmem_bytes // KIB} KiB per vector subcore"
+                            f" / 4 - 1 ({TPU_INFO})")
         return found
 
 

@@ -103,7 +103,8 @@ def test_bound_option_by_id_or_name_and_chip():
     assert out["spaces"][0]["bound_source"] == "--bound"
     _, out = analyze_json("--example", "--func", "sc_embedding_update", "--chip", "v6e")
     assert out["spaces"][0]["bound_words"] == 65535
-    assert out["spaces"][0]["bound_source"] == "chip v6e"
+    assert out["spaces"][0]["bound_source"].startswith("chip v6e: SparseCore vmem_capacity")
+    assert "tpu_info.py" in out["spaces"][0]["bound_source"]
     # v6e's 65535 words still hold the 46880 live words: reuse would fit there too.
     _, out = analyze_json("--example", "--func", "sc_embedding_lookup_fwd", "--space", "201",
                           "--chip", "v6e")
