@@ -214,3 +214,10 @@ def test_a_func_that_claims_more_scratch_operands_than_it_has_says_so(tmp_path):
     assert dump.records == []
     assert any("says scratch_operands = 3 but has 1 argument(s)" in d.message
                for d in dump.diagnostics)
+
+
+def test_the_html_report_gives_the_fix_and_the_use_of_the_bound(tmp_path):
+    html = load(PALLAS / "sc_scratch_overflow.mlir").analyze(chip="7x").to_html("k")
+    assert "shrink scratch_shapes entry 0 (%arg6" in html
+    assert "% of bound" in html and "107.6" in html  # 141,024 / 131,071 = 107.59%
+    assert "scratch_operand" in html

@@ -113,11 +113,13 @@ def spaces_table(reports: Sequence[SpaceReport], base: str | None = None) -> str
         rows.append(
             "<tr>" + _verdict(r.verdict) + _cell(r.func) + _cell(r.space_label)
             + _cell(r.bound_words, True) + _cell(r.stack_peak_words, True)
+            + _cell(None if r.percent_of_bound is None else f"{r.percent_of_bound:.1f}", True)
+            + _cell(r.headroom_words, True)
             + _cell(r.liveness_peak_words, True) + _cell(r.packed_peak_words, True)
             + _cell(len(r.allocas), True) + f"<td>{crossing}</td>"
             + _cell(short_path(r.file, base) + (f" #{r.chunk}" if r.chunk else "")) + "</tr>")
-    return table(("verdict", "func", "space", "bound", "stack peak", "liveness peak",
-                  "packed", "allocas", "crossing", "file"), rows)
+    return table(("verdict", "func", "space", "bound", "stack peak", "% of bound", "headroom",
+                  "liveness peak", "packed", "entries", "crossing", "file"), rows)
 
 
 def analysis_summary_html(analysis: Analysis) -> str:
@@ -134,12 +136,14 @@ def allocas_table(report: SpaceReport) -> str:
             "dead" if point is not None and a.on_stack_at_crossing and a.live_end < point else "")
         r = a.record
         rows.append(
-            f'<tr class="{css}">' + _cell(a.name) + _cell(a.words, True) + _cell(r.type)
+            f'<tr class="{css}">' + _cell(a.name) + _cell(r.kind) + _cell(a.words, True)
+            + _cell(r.type)
             + _cell(a.offset, True) + _cell(a.upper_bound, True)
             + _cell(f"{a.live_start}–{a.live_end}") + _cell(r.line, True)
             + _cell(r.last_use_line, True) + _cell(r.scope_op) + _cell(r.loc.short())
             + _cell(" > ".join(r.loc.names)) + "</tr>")
-    return table(("name", "words", "type", "offset", "upper bound", "live (program points)",
+    return table(("name", "kind", "words", "type", "offset", "upper bound",
+                  "live (program points)",
                   "line", "last use line", "scope", "source", "names"), rows)
 
 
@@ -149,12 +153,13 @@ def contributors_table(report: SpaceReport) -> str:
     rows = []
     for x in report.crossing.contributors:
         r = x.alloca.record
-        rows.append("<tr>" + _cell(x.alloca.name) + _cell(x.alloca.words, True)
+        rows.append("<tr>" + _cell(x.alloca.name) + _cell(r.kind) + _cell(x.alloca.words, True)
                     + _cell(f"{x.cumulative_percent:.1f}", True)
                     + f'<td class="{"" if x.live else "dead"}">'
                     + ("live" if x.live else "dead") + "</td>" + _cell(r.line, True)
                     + _cell(r.last_use_line, True) + _cell(r.loc.short()) + "</tr>")
-    return table(("name", "words", "cumulative %", "at the crossing", "line", "last use line",
+    return table(("name", "kind", "words", "cumulative %", "at the crossing", "line",
+                  "last use line",
                   "source"), rows)
 
 
@@ -194,10 +199,13 @@ def _explain_crossing(report: SpaceReport) -> str:
     else:
         parts.append(f"<p>Even with perfect reuse {report.liveness_peak_words:,} words are live "
                      f"at once: <b>at least {report.must_free_words:,} words must go</b>.</p>")
-    if c.removal:
-        names = ", ".join(f"{escape(a.name)} ({a.words:,})" for a in c.removal)
-        parts.append(f"<p>Fewest allocas to remove (largest first) to pass this point: "
-                     f"{names}.</p>")
+    if c.fix:
+        steps = "".join(f"<li>{escape(step.advice())}</li>" for step in c.fix)
+        parts.append(f"<p>Cheapest fix for the func (fewest entries; dead-but-reserved first, "
+                     f"then the smallest that suffice):</p><ul>{steps}</ul>")
+        if c.fix_still_crosses is not None:
+            parts.append(f"<p>With it the stack still crosses the bound at "
+                         f"{escape(c.fix_still_crosses.name)}: more must go.</p>")
     return "".join(parts)
 
 
