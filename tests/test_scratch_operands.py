@@ -221,3 +221,12 @@ def test_the_html_report_gives_the_fix_and_the_use_of_the_bound(tmp_path):
     assert "shrink scratch_shapes entry 0 (%arg6" in html
     assert "% of bound" in html and "107.6" in html  # 141,024 / 131,071 = 107.59%
     assert "scratch_operand" in html
+
+
+def test_scratch_operands_interfere_with_everything_in_their_func():
+    analysis = load(PALLAS / "sc_scratch_overflow.mlir").analyze(chip="7x")
+    graph = analysis.graph("sc_scratch_overflow", 201)
+    scratch = [n for n, d in graph.nodes(data=True) if d["kind"] == "scratch_operand"]
+    # Live from entry to end: each of the 4 vmem scratch buffers touches all 6 other entries.
+    assert len(scratch) == 4 and all(graph.degree(n) == graph.number_of_nodes() - 1
+                                     for n in scratch)

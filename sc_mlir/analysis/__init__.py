@@ -115,7 +115,8 @@ class Analysis:
         report = self.report(func, space, file, chunk)
         intervals = [(a.live_start, a.live_end, a.words) for a in report.allocas]
         attributes = [
-            {"name": a.record.name, "words": a.words, "line": a.record.line,
+            {"kind": a.record.kind, "name": a.record.name, "words": a.words,
+             "line": a.record.line,
              "col": a.record.col, "type": a.record.type, "live_start": a.live_start,
              "live_end": a.live_end, "offset": a.offset, "packed_offset": a.packed_offset,
              "loc": a.record.loc.short()}
