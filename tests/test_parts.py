@@ -134,3 +134,19 @@ def test_load_with_jobs_splits_a_large_file(tmp_path, monkeypatch):
     whole = load(path, jobs=1)
     assert split.allocations.equals(whole.allocations)
     assert split.diagnostics == whole.diagnostics
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_scratch_operands_of_funcs_in_every_part_join_as_in_one_pass(tmp_path, jobs):
+    """Pallas funcs (scratch operands, semaphores) spread over the parts: each part's funcs
+    are renumbered into the file's program order like its allocas."""
+    lines = (REPO / "fixtures" / "pallas" / "sc_scratch_overflow.mlir").read_text().split("\n")
+    func = "\n".join(lines[3:73])  # `  func.func @sc_scratch_overflow(...` to its `  } loc(#loc)`
+    copies = [func.replace("@sc_scratch_overflow", f"@kernel_{k}") for k in range(40)]
+    path = tmp_path / "many.mlir"
+    path.write_text("\n".join([*lines[:3], *copies, *lines[73:]]))
+    scanned = joined(path, jobs)
+    assert len(scanned.funcs) == 40
+    assert_same_as_one_pass(path, scanned)
+    rows, _ = table(scanned)
+    assert sum(r["kind"] == "scratch_operand" for r in rows) == 40 * 5
