@@ -254,12 +254,9 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
     """Turn a file's scan into allocation records, plus diagnostics for what was skipped."""
     builder = _Builder(scan, settings or ModelSettings())
     diagnostics = list(scan.diagnostics)
-    # Scratch operands first: they sit at their func's program point, below its allocas.
-    records: list[Allocation] = []
+    scratch: list[Allocation] = []
     for func in scan.funcs:
-        records.extend(builder.scratch_operands(func, diagnostics))
-    if records:
-        records.sort(key=lambda r: r.order)
+        scratch.extend(builder.scratch_operands(func, diagnostics))
     ops: list[Allocation] = []
     for raw in scan.allocas:
         if raw.syntax is None:
@@ -270,18 +267,11 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
             op = raw.syntax.op
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
                                           f"{op} skipped: {skip}", raw.text))
-    records = _merge_by_order(records, ops) if records else ops
+    # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
+    records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
     diagnostics.extend(undefined_location_notes(scan))
     diagnostics.extend(_kind_notes(scan.path, ops))
     return records, diagnostics
-
-
-def _merge_by_order(first: list[Allocation], second: list[Allocation]) -> list[Allocation]:
-    """Both lists in program order; on a tie (a func's scratch operands and nothing else
-    share its point) `first` goes first."""
-    merged = [*first, *second]
-    merged.sort(key=lambda r: r.order)  # stable: ties keep `first` ahead
-    return merged
 
 
 def _kind_notes(path: str, records: list[Allocation]) -> list[Diagnostic]:

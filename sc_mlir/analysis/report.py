@@ -281,14 +281,6 @@ def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple
     return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), fix, still)
 
 
-class _Resized(NamedTuple):
-    order: int
-    scope_start: int
-    scope_end: int
-    words: int
-    record: Allocation
-
-
 def plan_fix(records: Sequence[Allocation], placed: Sequence[PlacedAlloca],
              stack: StackResult, align_words: Callable[[Allocation], int], bound: int,
              rounds: int = 8) -> tuple[tuple[RemovalStep, ...], PlacedAlloca | None]:
