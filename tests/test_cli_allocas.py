@@ -80,4 +80,8 @@ def test_a_directory_mixing_dumps_and_other_files(tmp_path, mosaic):
     result = run("allocas", str(tmp_path), "-f", "json")
     assert result.exit_code == 0
     assert len(json.loads(result.stdout)) == 1
-    assert "binary file" in result.stderr
+    # One footer line counts the files that are not MLIR; --verbose names each and why.
+    assert "1 file(s) without MLIR text were skipped (--verbose lists them)" in result.stderr
+    assert "log.bin" not in result.stderr
+    verbose = run("allocas", str(tmp_path), "-f", "json", "--verbose")
+    assert f"{tmp_path / 'log.bin'}: file skipped: binary file" in verbose.stderr

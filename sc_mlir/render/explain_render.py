@@ -69,7 +69,7 @@ def explanation_object(e: Explanation) -> dict[str, object]:
 
 
 def _para(text: str, style: str = "") -> Padding:
-    return Padding(Text(text, style=style), (0, 0, 0, 2))
+    return Padding(Text(text, style=style), (0, 0, 0, 2), expand=False)
 
 
 def explanation_view(e: Explanation, base: str) -> RenderableType:
@@ -127,7 +127,7 @@ def explanation_view(e: Explanation, base: str) -> RenderableType:
             table.add_row(c.record.name, f"{c.record.words or 0:,}",
                           f"{short_path(c.record.file, base)}:{c.record.line}",
                           "; ".join(c.reasons))
-        parts.append(Padding(table, (0, 0, 0, 2)))
+        parts.append(Padding(table, (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
 
