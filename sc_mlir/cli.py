@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,6 +23,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.text import Text
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from sc_mlir import __version__
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
@@ -69,7 +70,37 @@ from sc_mlir.render.terminal import (
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.spaces import NAME_ALIASES, SpaceMap
 
+# Flags take no value: no type is shown for them in --help.
+NO_METAVAR = ""
+
+
+class _HelpWithoutType:
+    """`--help` is a flag: shown without the `<bool>` type typer gives every flag."""
+
+    def get_help_option(self, ctx: typer.Context) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = NO_METAVAR
+        return option
+
+
+class Group(_HelpWithoutType, TyperGroup):
+    pass
+
+
+class Command(_HelpWithoutType, TyperCommand):
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        """The usage line as man pages write it: `LOG`, `[PATH]` (typer: `{log}`)."""
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     help="Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps.",
@@ -86,8 +117,6 @@ class Format(StrEnum):
     csv = "csv"
 
 
-# Flags take no value: no type is shown for them in --help.
-NO_METAVAR = ""
 PathArg = Annotated[
     Path | None,
     typer.Argument(metavar="PATH", show_default=False,
@@ -275,7 +304,8 @@ def select(records: list[Allocation], spaces: list[str] | None, funcs: list[str]
     return records
 
 
-@app.command(short_help="List every memref.alloca with its size, space and source line.",
+@app.command(cls=Command,
+             short_help="List every memref.alloca with its size, space and source line.",
              epilog="Example: sc-mlir allocas DUMP_DIR --space 201 --func 'sc_*' -f csv")
 def allocas(
     path: PathArg = None,
@@ -329,7 +359,7 @@ AllOpt = Annotated[bool, typer.Option("--all", metavar=NO_METAVAR, help="List th
                    "unknown-bound (func, space) rows too (default: one line about them).")]
 
 
-@app.command(short_help="Say for every func and memory space whether its allocas fit.",
+@app.command(cls=Command, short_help="Say for every func and memory space whether its allocas fit.",
              help="Say for every func and memory space whether the scratch allocations fit, "
              "and if not, which allocas push the offset past the bound and whether reuse "
              "could fit them.\n\nExit code: 0 everything fits (or no bound is known), 1 an "
@@ -412,7 +442,7 @@ class ExplainFormat(StrEnum):
     json = "json"
 
 
-@app.command(short_help="Match the allocation failures of a compile log to the dump.",
+@app.command(cls=Command, short_help="Match the allocation failures of a compile log to the dump.",
              help="Find every SparseCore allocation failure in a compile log, match it to the "
              "allocas of the dump, check the numbers with the stack simulation, and say what "
              "to do.\n\nExit code: 0 no failure in the log, 1 failures found, 2 unusable "
@@ -463,7 +493,8 @@ def _views(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
     return views_from_analysis(analysis, str(path))
 
 
-@app.command(short_help="Compare two dumps: which buffers changed, and whether it now fits.",
+@app.command(cls=Command,
+             short_help="Compare two dumps: which buffers changed, and whether it now fits.",
              help="Compare two dumps after a config change: which buffers changed and by how "
              "much, and whether it now fits. Deltas are AFTER minus BEFORE (\"+\" grew in "
              "AFTER).",

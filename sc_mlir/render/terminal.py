@@ -44,29 +44,51 @@ def indented(renderable: RenderableType, spaces: int = 2) -> Padding:
 
 
 class WrappedRows:
-    """A table whose rows are too wide for the terminal, as one line per row: the cells
-    separated by two spaces, wrapped between words with the continuation indented, so a
-    name or a type is cut only if it is wider than the terminal on its own."""
+    """A table whose rows are too wide for the terminal, as one paragraph per row: its cells
+    separated by two spaces, a new line (indented) only between cells. A cell wider than
+    the terminal on its own wraps between its words, and a word wider than that folds."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def _lines(self) -> Iterable[Text]:
+    def _rows(self) -> Iterable[tuple[list[Text], str]]:
         columns = self.table.columns
-        yield Text("  ".join(str(c.header) for c in columns), style="bold")
+        yield [Text(str(c.header)) for c in columns], "bold"
         cells = [list(c.cells) for c in columns]
         for row in zip(*cells, strict=True):
-            yield Text("  ").join(cell if isinstance(cell, Text) else Text(str(cell))
-                                  for cell in row)
+            yield [cell if isinstance(cell, Text) else Text(str(cell)) for cell in row], ""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.table.title:
             yield Text(str(self.table.title), style="bold")
         width = max(options.max_width, HANGING_INDENT + 8)
-        for line in self._lines():
-            wrapped = line.wrap(console, width - HANGING_INDENT, overflow="fold")
-            for i, part in enumerate(wrapped):
-                yield Text(" " * HANGING_INDENT) + part if i else part
+        for cells, style in self._rows():
+            yield from pack_cells(console, [c for c in cells if c.plain], width, style)
+
+
+def pack_cells(console: Console, cells: list[Text], width: int, style: str = ""
+               ) -> list[Text]:
+    """`cells` on as few lines of `width` as fit them whole; continuation lines indented."""
+    lines: list[Text] = []
+    line = Text(style=style)
+    for cell in cells:
+        indent = HANGING_INDENT if lines else 0
+        if line.plain.strip() and line.cell_len + 2 + cell.cell_len > width:
+            lines.append(line)
+            line, indent = Text(" " * HANGING_INDENT, style=style), HANGING_INDENT
+        if line.plain.strip():
+            line.append("  ")
+        if indent + cell.cell_len <= width or line.plain.strip():
+            line.append_text(cell)
+            continue
+        pieces = cell.wrap(console, width - HANGING_INDENT, overflow="fold")
+        for piece in pieces[:-1]:
+            line.append_text(piece)
+            lines.append(line)
+            line = Text(" " * HANGING_INDENT, style=style)
+        line.append_text(pieces[-1])
+    lines.append(line)
+    return lines
 
 
 def narrowest_width(console: Console, table: Table) -> int:
