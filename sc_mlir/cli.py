@@ -39,6 +39,7 @@ from sc_mlir.dump import (
     ALLOCATION_COLUMNS,
     Dump,
     LoadSettings,
+    NoMLIRFound,
     ProgressHook,
     allocation_row,
     example_path,
@@ -273,10 +274,9 @@ def _load(path: str, jobs: int | None, settings: LoadSettings | None = None,
     except FileNotFoundError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
-    if not dump.usable:
-        print_diagnostics(_stderr(), dump.diagnostics)
-        _stderr().print(f"[red]error:[/red] no MLIR text found in {path}")
-        raise typer.Exit(EXIT_UNUSABLE)
+    except NoMLIRFound as exc:
+        print_diagnostics(_stderr(), exc.diagnostics, verbose=True)
+        raise usage_error(f"no MLIR text found in {path}") from None
     return dump
 
 

@@ -130,6 +130,20 @@ class Dump:
         return analyze(self, bounds, chip=chip, align=align)
 
 
+class NoMLIRFound(ValueError):
+    """Nothing under a path could be read as MLIR text (the CLI exits 2 for it). The notes
+    say why for each file (empty, binary, not MLIR...)."""
+
+    def __init__(self, path: str, diagnostics: list[Diagnostic]) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        why = "; ".join(f"{os.path.basename(d.file) or d.file}: {d.message}"
+                        for d in diagnostics[:3])
+        more = f"; and {len(diagnostics) - 3} more" if len(diagnostics) > 3 else ""
+        super().__init__(f"no MLIR text found in {path}"
+                         + (f" ({why}{more})" if why else " (no files in it)"))
+
+
 def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
 
     return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
@@ -157,6 +171,8 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     `jobs` worker processes read files in parallel (None: all cores). Files that are not
     MLIR text are skipped, each with a diagnostic. `progress(done, total, path)` is called
     as the files are scanned, in bytes (of all the MLIR files), ending with done == total.
+    Raises `FileNotFoundError` for a path that does not exist, and `NoMLIRFound` when
+    nothing under it is MLIR text (an empty directory, only binary files...).
     """
     settings = settings or LoadSettings()
     files, skipped = discover(path)
@@ -168,7 +184,10 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
         records.extend(result.records)
         summaries.append(result.summary)
         diagnostics.extend(result.diagnostics)
-    return Dump(str(path), records, summaries, diagnostics, settings)
+    dump = Dump(str(path), records, summaries, diagnostics, settings)
+    if not dump.usable:
+        raise NoMLIRFound(str(path), diagnostics)
+    return dump
 
 
 def _skip_note(skipped: Skipped) -> Diagnostic:

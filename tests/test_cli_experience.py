@@ -336,3 +336,26 @@ def test_files_that_are_not_mlir_are_one_footer_line(tmp_path):
     verbose = invoke("analyze", str(dump), "--verbose")
     assert f"{dump / 'flags.txt'}: file skipped: no MLIR found" in verbose.stderr
     assert f"{dump / 'empty.mlir'}: file skipped: empty file" in verbose.stderr
+
+
+def test_the_api_refuses_a_directory_without_mlir_as_the_cli_does(tmp_path):
+    import sc_mlir
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(sc_mlir.NoMLIRFound, match=r"no MLIR text found in .*empty "
+                       r"\(no files in it\)"):
+        sc_mlir.load(empty)
+    assert one_line_error(invoke("analyze", str(empty))) == (
+        f"error: no MLIR text found in {empty}")
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "flags.txt").write_text("--xla_flag=1\n")
+    with pytest.raises(sc_mlir.NoMLIRFound) as caught:
+        sc_mlir.load(junk)
+    assert str(caught.value) == (f"no MLIR text found in {junk} (flags.txt: file skipped: no "
+                                 "MLIR found in its first 256 KiB)")
+    assert [d.file for d in caught.value.diagnostics] == [str(junk / "flags.txt")]
+    result = invoke("analyze", str(junk))
+    assert result.exit_code == 2
+    assert f"{junk / 'flags.txt'}: file skipped: no MLIR found" in result.stderr
