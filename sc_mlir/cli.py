@@ -329,7 +329,7 @@ def allocas(
         sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
     else:
         console = _stdout()
-        console.print(f"[bold]{len(records)} memref.alloca op(s)[/bold] in {source}")
+        console.print(Text(f"{len(records)} memref.alloca op(s) in {source}", style="bold"))
         for table in allocation_tables(records, base=source):
             console.print(fitted(console, table))
         if records:

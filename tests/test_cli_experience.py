@@ -134,6 +134,14 @@ def test_a_narrow_terminal_wraps_between_cells_never_inside_a_name(columns):
     assert not any("…" in line for line in lines)
 
 
+def test_explain_keeps_the_paths_of_its_closest_allocas_whole_on_a_terminal():
+    shown = on_terminal("explain", str(FIXTURES / "logs/another_run.log"), "--dump",
+                        str(SAMPLE), "-q", columns=80)
+    assert any("sparse_core/module_0007.sc_embedding_lookup_fwd.mlir:36" in line
+               for line in shown.splitlines())
+    assert all(len(line.rstrip()) <= 80 for line in shown.splitlines())
+
+
 def test_a_wide_terminal_keeps_the_tables():
     shown = on_terminal("allocas", str(SAMPLE), "-q", columns=160)
     assert "┃ line:col ┃ name ┃" in shown
