@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 # for pandas, networkx and matplotlib.
 _EXPORTS = {
     "Dump": "sc_mlir.dump",
+    "NoMLIRFound": "sc_mlir.dump",
     "load": "sc_mlir.dump",
     "example_path": "sc_mlir.dump",
     "diff": "sc_mlir.api",
@@ -25,12 +26,12 @@ _EXPORTS = {
     "example_diff_paths": "sc_mlir.api",
     "example_log_path": "sc_mlir.api",
 }
-__all__ = ["Dump", "diff", "example_diff_paths", "example_log_path", "example_path", "explain",
-           "load", "plot_diff"]
+__all__ = ["Dump", "NoMLIRFound", "diff", "example_diff_paths", "example_log_path",
+           "example_path", "explain", "load", "plot_diff"]
 
 if TYPE_CHECKING:
     from sc_mlir.api import diff, example_diff_paths, example_log_path, explain, plot_diff
-    from sc_mlir.dump import Dump, example_path, load
+    from sc_mlir.dump import Dump, NoMLIRFound, example_path, load
 
 
 def __getattr__(name: str) -> Any:

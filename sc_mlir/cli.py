@@ -10,12 +10,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.text import Text
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from sc_mlir import __version__
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
 from sc_mlir.bounds import (
     Bounds,
@@ -29,6 +39,7 @@ from sc_mlir.dump import (
     ALLOCATION_COLUMNS,
     Dump,
     LoadSettings,
+    NoMLIRFound,
     ProgressHook,
     allocation_row,
     example_path,
@@ -50,14 +61,52 @@ from sc_mlir.render.analysis_terminal import print_analysis
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
 from sc_mlir.render.records import to_csv, to_json
-from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
+from sc_mlir.render.terminal import (
+    allocation_tables,
+    fitted,
+    output_console,
+    print_diagnostics,
+    space_totals,
+)
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.spaces import NAME_ALIASES, SpaceMap
 
+# Flags take no value: no type is shown for them in --help.
+NO_METAVAR = ""
+
+
+class _HelpWithoutType:
+    """`--help` is a flag: shown without the `<bool>` type typer gives every flag."""
+
+    def get_help_option(self, ctx: typer.Context) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = NO_METAVAR
+        return option
+
+
+class Group(_HelpWithoutType, TyperGroup):
+    pass
+
+
+class Command(_HelpWithoutType, TyperCommand):
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        """The usage line as man pages write it: `LOG`, `[PATH]` (typer: `{log}`)."""
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     no_args_is_help=True,
     help="Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Example: sc-mlir analyze --example (the sample dump shipped with sc-mlir).",
 )
 
 EXIT_OK, EXIT_CROSSING, EXIT_UNUSABLE = 0, 1, 2
@@ -71,31 +120,37 @@ class Format(StrEnum):
 
 PathArg = Annotated[
     Path | None,
-    typer.Argument(help="A dump directory (from --xla_sc_dump_mlir_to) or one MLIR file."),
+    typer.Argument(metavar="PATH", show_default=False,
+                   help="A dump directory (from --xla_sc_dump_mlir_to) or one MLIR file."),
 ]
-ExampleOpt = Annotated[bool, typer.Option("--example", help="Use the sample dump shipped "
-                                          "with sc-mlir instead of PATH.")]
-SpaceOpt = Annotated[list[str] | None, typer.Option("--space", help="Only this memory space: "
-                     "an id (201) or a name (tile_spmem, vmem, ...). Repeatable.")]
-FuncOpt = Annotated[list[str] | None, typer.Option("--func", help="Only funcs with this "
-                    "name (shell-style wildcards allowed). Repeatable.")]
+ExampleOpt = Annotated[bool, typer.Option("--example", metavar=NO_METAVAR, help="Use the "
+                                          "sample dump shipped with sc-mlir instead of PATH.")]
+SpaceOpt = Annotated[list[str] | None, typer.Option("--space", metavar="SPACE", help="Only "
+                     "this memory space: an id (201) or a name (tile_spmem, vmem, ...). "
+                     "Repeatable.")]
+FuncOpt = Annotated[list[str] | None, typer.Option("--func", metavar="NAME", help="Only funcs "
+                    "with this name (shell-style wildcards allowed). Repeatable.")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker processes for "
-                    "reading a directory (default: all cores).")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
-HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML "
-                    "report (plots embedded) to this file.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Worker "
+                    "processes for reading (1 or more; default: all cores).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", metavar=NO_METAVAR,
+                                        help="No progress bar.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", metavar=NO_METAVAR, help="List "
+                       "every note on the input, including the files that are not MLIR.")]
+HtmlOpt = Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write a "
+                    "self-contained HTML report (plots embedded) to this file.")]
 
 
 @contextmanager
 def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
-    """A progress bar on stderr for long reads; off when stderr is not a terminal."""
+    """A progress bar on stderr in bytes, with the rate and the time left; off with
+    `quiet` or when stderr is not a terminal."""
     if quiet or not sys.stderr.isatty():
         yield None
         return
-    with Progress(TextColumn("reading"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(stderr=True, emoji=False), transient=True) as progress:
+    with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  TimeRemainingColumn(), TextColumn("{task.description}"),
+                  console=_stderr(), transient=True) as progress:
         task = progress.add_task("", total=None)
 
         def hook(done: int, total: int, path: str) -> None:
@@ -105,17 +160,79 @@ def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
         yield hook
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        _stdout().print(Text(f"sc-mlir {__version__}"))
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
-def _commands() -> None:
+def _commands(
+    version: Annotated[bool, typer.Option("--version", metavar=NO_METAVAR, is_eager=True,
+                                          callback=_show_version,
+                                          help="Print the version and exit.")] = False,
+) -> None:
     """Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps."""
 
 
 def _stdout() -> Console:
-    return Console(soft_wrap=False, emoji=False)
+    return output_console()
 
 
 def _stderr() -> Console:
-    return Console(stderr=True, emoji=False)
+    return output_console(stderr=True)
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print `error: message` on one line of stderr; raise the returned exit (code 2)."""
+    _stderr().print(Text.assemble(("error:", "red"), " ", message))
+    return typer.Exit(EXIT_UNUSABLE)
+
+
+def check_counts(top: int | None = None, jobs: int | None = None) -> None:
+    """--top is 0 (all) or more; --jobs is 1 or more."""
+    if top is not None and top < 0:
+        raise usage_error(f"--top must be 0 (all) or a positive count, not {top}")
+    if jobs is not None and jobs < 1:
+        raise usage_error(f"--jobs must be 1 or more, not {jobs}")
+
+
+def _listing(items: list[str], limit: int = 12) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def space_list(records: list[Allocation]) -> list[str]:
+    """The memory spaces of some records as `id (name)` or `name`, sorted."""
+    labels = {(r.space_id if r.space_id is not None else 1 << 62, r.space_name)
+              for r in records}
+    return [f"{sid} ({name})" if sid != 1 << 62 else name for sid, name in sorted(labels)]
+
+
+def check_selection(records: list[Allocation], spaces: list[str] | None,
+                    funcs: list[str] | None) -> None:
+    """Every --space and every --func matches something in the dump, else exit 2 naming
+    what the dump has."""
+    for wanted in spaces or []:
+        if not any(space_matches(r, [wanted]) for r in records):
+            raise usage_error(f"no memory space {wanted!r} in the dump; it has: "
+                              f"{_listing(space_list(records)) or 'no allocas'}")
+    names = sorted({r.func for r in records})
+    for pattern in funcs or []:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            raise usage_error(f"no func matches {pattern!r}; the dump has: "
+                              f"{_listing(names) or 'no allocas'}")
+
+
+def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) -> None:
+    """A --bound for a space the dump lacks: a warning naming the spaces it has (config
+    files may list more spaces than one dump uses, so only the command line is checked)."""
+    for item in assigned or []:
+        space = item.partition("=")[0].strip()
+        if records and not any(space_matches(r, [space]) for r in records):
+            _stderr().print(Text.assemble(
+                ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
+                f"{space!r}; it has: {_listing(space_list(records))}"))
 
 
 def _resolve_path(path: Path | None, example: bool) -> str:
@@ -157,10 +274,9 @@ def _load(path: str, jobs: int | None, settings: LoadSettings | None = None,
     except FileNotFoundError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
-    if not dump.usable:
-        print_diagnostics(_stderr(), dump.diagnostics)
-        _stderr().print(f"[red]error:[/red] no MLIR text found in {path}")
-        raise typer.Exit(EXIT_UNUSABLE)
+    except NoMLIRFound as exc:
+        print_diagnostics(_stderr(), exc.diagnostics, verbose=True)
+        raise usage_error(f"no MLIR text found in {path}") from None
     return dump
 
 
@@ -188,7 +304,9 @@ def select(records: list[Allocation], spaces: list[str] | None, funcs: list[str]
     return records
 
 
-@app.command()
+@app.command(cls=Command,
+             short_help="List every memref.alloca with its size, space and source line.",
+             epilog="Example: sc-mlir allocas DUMP_DIR --space 201 --func 'sc_*' -f csv")
 def allocas(
     path: PathArg = None,
     example: ExampleOpt = False,
@@ -197,10 +315,13 @@ def allocas(
     format: FormatOpt = Format.table,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """List every memref.alloca in a dump, with its size, memory space and source line."""
+    check_counts(jobs=jobs)
     source = _resolve_path(path, example)
     dump = _load(source, jobs, quiet=quiet)
+    check_selection(dump.records, space, func)
     records = select(dump.records, space, func)
     if format is Format.json:
         sys.stdout.write(to_json([allocation_row(r) for r in records]))
@@ -208,31 +329,42 @@ def allocas(
         sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
     else:
         console = _stdout()
-        console.print(f"[bold]{len(records)} memref.alloca op(s)[/bold] in {source}")
+        console.print(Text(f"{len(records)} memref.alloca op(s) in {source}", style="bold"))
         for table in allocation_tables(records, base=source):
-            console.print(table)
+            console.print(fitted(console, table))
         if records:
-            console.print(space_totals(records))
-    print_diagnostics(_stderr(), dump.diagnostics)
+            console.print(fitted(console, space_totals(records)))
+    print_diagnostics(_stderr(), dump.diagnostics, verbose=verbose)
 
 
-BoundOpt = Annotated[list[str] | None, typer.Option("--bound", help="SPACE=WORDS: the "
-                    "bound of a memory space (id or name), e.g. 201=65535. Repeatable.")]
-ChipOpt = Annotated[str | None, typer.Option("--chip", help="Take TileSpmem's bound from this "
-                    "chip: v5p, v6e, 7x or 8i.")]
-AlignOpt = Annotated[list[str] | None, typer.Option("--align", help="SPACE=BYTES: default "
-                     "alignment of allocas in a space (the op's own alignment wins). "
+BoundOpt = Annotated[list[str] | None, typer.Option("--bound", metavar="SPACE=WORDS", help=""
+                    "The bound of a memory space (id or name), e.g. 201=65535. Repeatable.")]
+ChipOpt = Annotated[str | None, typer.Option("--chip", metavar="CHIP", help="Take TileSpmem's "
+                    "bound from this chip: v5p, v6e, 7x or 8i.")]
+AlignOpt = Annotated[list[str] | None, typer.Option("--align", metavar="SPACE=BYTES", help=""
+                     "Default alignment of allocas in a space (the op's own alignment wins). "
                      "Repeatable.")]
-TopOpt = Annotated[int, typer.Option("--top", help="How many allocas to list per crossing.")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Read settings from this "
-                      "file (default: ./sc-mlir.toml, else \\[tool.sc-mlir] in ./pyproject.toml).")]
-LogOpt = Annotated[Path | None, typer.Option("--log", help="A compile log: take the bounds "
-                   "from the allocation failures it reports.")]
-AllocationsOpt = Annotated[bool, typer.Option("--allocations", help="JSON: also list every "
-                           "alloca (what 'sc-mlir diff' needs to read a saved analysis).")]
+TopOpt = Annotated[int | None, typer.Option("--top", metavar="N", show_default=False, help=""
+                   "Allocas listed per crossing and rows of the summary (0: all; default: 10 "
+                   "allocas and what fits the screen).")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="Read "
+                      "settings from this file (default: ./sc-mlir.toml, else "
+                      "\\[tool.sc-mlir] in ./pyproject.toml).")]
+LogOpt = Annotated[Path | None, typer.Option("--log", metavar="LOG", help="A compile log: "
+                   "take the bounds from the allocation failures it reports.")]
+AllocationsOpt = Annotated[bool, typer.Option("--allocations", metavar=NO_METAVAR, help="JSON: "
+                           "also list every alloca (what 'sc-mlir diff' needs to read a saved "
+                           "analysis).")]
+AllOpt = Annotated[bool, typer.Option("--all", metavar=NO_METAVAR, help="List the "
+                   "unknown-bound (func, space) rows too (default: one line about them).")]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Say for every func and memory space whether its allocas fit.",
+             help="Say for every func and memory space whether the scratch allocations fit, "
+             "and if not, which allocas push the offset past the bound and whether reuse "
+             "could fit them.\n\nExit code: 0 everything fits (or no bound is known), 1 an "
+             "allocation crosses its bound, 2 unusable input or a usage error.",
+             epilog="Example: sc-mlir analyze DUMP_DIR --bound 202=131071 --chip v6e --top 5")
 def analyze(
     path: PathArg = None,
     example: ExampleOpt = False,
@@ -241,7 +373,7 @@ def analyze(
     align: AlignOpt = None,
     space: SpaceOpt = None,
     func: FuncOpt = None,
-    top: TopOpt = 10,
+    top: TopOpt = None,
     format: FormatOpt = Format.table,
     config: ConfigOpt = None,
     log: LogOpt = None,
@@ -249,13 +381,10 @@ def analyze(
     allocations: AllocationsOpt = False,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    all: AllOpt = False,
 ) -> None:
-    """Say for every func and memory space whether the scratch allocations fit, and if not,
-    which allocas push the offset past the bound and whether reuse could fit them.
-
-    Exit code: 0 everything fits (or no bound is known), 1 an allocation crosses its
-    bound, 2 unusable input or a usage error.
-    """
+    check_counts(top, jobs)
     source = _resolve_path(path, example)
     settings_file = _config(config)
     try:
@@ -267,6 +396,8 @@ def analyze(
     if log is not None:
         bounds = bounds_from_failures(_read_log(log), bounds, f"log {log}")
     dump = _load(source, jobs, load_settings(settings_file), quiet)
+    check_selection(dump.records, space, func)
+    warn_unused_bounds(dump.records, bound)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     analysis = analysis.select(space, func)
     if html is not None:
@@ -276,9 +407,9 @@ def analyze(
     elif format is Format.csv:
         sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
     else:
-        print_analysis(_stdout(), analysis, source, top)
+        print_analysis(_stdout(), analysis, source, top, show_all=all)
     if format is Format.table:
-        print_diagnostics(_stderr(), dump.diagnostics)
+        print_diagnostics(_stderr(), dump.diagnostics, verbose=verbose)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
 
 
@@ -299,10 +430,11 @@ def _read_log(path: Path) -> list[Failure]:
         raise typer.Exit(EXIT_UNUSABLE) from None
 
 
-LogArg = Annotated[Path, typer.Argument(help="A compile log: plain text, with ANSI colours, "
-                   "a Python traceback, JSON lines, or wrapped by a log collector.")]
-DumpOpt = Annotated[Path | None, typer.Option("--dump", help="The dump directory of the same "
-                    "compile (--xla_sc_dump_mlir_to=DIR).")]
+LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
+                   "log: plain text, with ANSI colours, a Python traceback, JSON lines, or "
+                   "wrapped by a log collector.")]
+DumpOpt = Annotated[Path | None, typer.Option("--dump", metavar="DIR", help="The dump "
+                    "directory of the same compile (--xla_sc_dump_mlir_to=DIR).")]
 
 
 class ExplainFormat(StrEnum):
@@ -310,20 +442,22 @@ class ExplainFormat(StrEnum):
     json = "json"
 
 
-@app.command()
+@app.command(cls=Command, short_help="Match the allocation failures of a compile log to the dump.",
+             help="Find every SparseCore allocation failure in a compile log, match it to the "
+             "allocas of the dump, check the numbers with the stack simulation, and say what "
+             "to do.\n\nExit code: 0 no failure in the log, 1 failures found, 2 unusable "
+             "input.",
+             epilog="Example: sc-mlir explain compile.log --dump DUMP_DIR")
 def explain(
     log: LogArg,
     dump: DumpOpt = None,
-    format: Annotated[ExplainFormat, typer.Option("--format", "-f")] = ExplainFormat.table,
+    format: Annotated[ExplainFormat, typer.Option("--format", "-f", help="Output format."
+                                                  )] = ExplainFormat.table,
     config: ConfigOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Find every SparseCore allocation failure in a compile log, match it to the allocas
-    of the dump, check the numbers with the stack simulation, and say what to do.
-
-    Exit code: 0 no failure in the log, 1 failures found, 2 unusable input.
-    """
+    check_counts(jobs=jobs)
     failures = _read_log(log)
     settings_file = _config(config)
     try:
@@ -359,17 +493,25 @@ def _views(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
     return views_from_analysis(analysis, str(path))
 
 
-@app.command()
+@app.command(cls=Command,
+             short_help="Compare two dumps: which buffers changed, and whether it now fits.",
+             help="Compare two dumps after a config change: which buffers changed and by how "
+             "much, and whether it now fits. Deltas are AFTER minus BEFORE (\"+\" grew in "
+             "AFTER).",
+             epilog="Example: sc-mlir diff before_dump/ after_dump/ --fail-on regression")
 def diff(
-    before: Annotated[Path, typer.Argument(help="The dump (or file, or saved analysis "
-                                           "JSON) before the change.")],
-    after: Annotated[Path, typer.Argument(help="The same after the change.")],
+    before: Annotated[Path, typer.Argument(metavar="BEFORE", show_default=False, help="The "
+                                           "dump (or file, or saved analysis JSON) before the "
+                                           "change.")],
+    after: Annotated[Path, typer.Argument(metavar="AFTER", show_default=False,
+                                          help="The same after the change.")],
     space: SpaceOpt = None,
     format: FormatOpt = Format.table,
     fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
                        "AFTER still crosses a bound; regression: exit 1 if any (func, space) "
                        "stack peak grew.")] = None,
-    top: TopOpt = 20,
+    top: Annotated[int, typer.Option("--top", metavar="N", help="Changed allocas listed "
+                   "(0: all).")] = 20,
     bound: BoundOpt = None,
     chip: ChipOpt = None,
     align: AlignOpt = None,
@@ -378,8 +520,7 @@ def diff(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Compare two dumps after a config change: which buffers changed and by how much,
-    and whether it now fits. Deltas are AFTER minus BEFORE ("+" grew in AFTER)."""
+    check_counts(top, jobs)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
@@ -390,6 +531,11 @@ def diff(
     settings = load_settings(settings_file)
     result = diff_views(_views(before, bounds, settings, jobs, quiet),
                         _views(after, bounds, settings, jobs, quiet), str(before), str(after))
+    for wanted in space or []:
+        if not result.select([wanted]).spaces:
+            labels = sorted({c.space_label for c in result.spaces})
+            raise usage_error(f"no memory space {wanted!r} in either dump; they have: "
+                              f"{_listing(labels) or 'no allocas'}")
     result = result.select(space)
     if html is not None:
         _write_html(html, result.to_html())

@@ -7,10 +7,10 @@
 
 from __future__ import annotations
 
-import gc
+import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -21,7 +21,14 @@ from sc_mlir import parts
 from sc_mlir.discover import Skipped, discover
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
-from sc_mlir.parts import scan_file_in_parts
+from sc_mlir.parts import scan_file_in_parts, wait_reporting
+from sc_mlir.progress import (
+    ByteProgress,
+    BytesRead,
+    ProgressHook,
+    count_in_worker,
+    start_worker,
+)
 from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file
 from sc_mlir.syntax import warm_parsers
 from sc_mlir.tables import frame_of
@@ -66,16 +73,17 @@ class LoadSettings:
 
 
 def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
-              pool: Executor | None = None) -> FileResult:
+              pool: Executor | None = None, on_bytes: BytesRead | None = None) -> FileResult:
     """Scan one file and build its allocation records (runs in worker processes too). With
-    `jobs` > 1 and a process `pool`, a large file is scanned in parts."""
+    `jobs` > 1 and a process `pool`, a large file is scanned in parts. `on_bytes` is told
+    the bytes scanned as the scan goes."""
     settings = settings or LoadSettings()
     with paused_gc():
         try:
             if jobs > 1 and pool is not None:
-                scan = scan_file_in_parts(path, settings.scan, jobs, pool)
+                scan = scan_file_in_parts(path, settings.scan, jobs, pool, on_bytes=on_bytes)
             else:
-                scan = scan_file(path, settings.scan)
+                scan = scan_file(path, settings.scan, on_bytes=on_bytes)
             records, diagnostics = build_allocations(scan, settings.model)
         except OSError as exc:
             return _unread(path, f"cannot read: {exc.strerror or exc}")
@@ -123,6 +131,20 @@ class Dump:
         return analyze(self, bounds, chip=chip, align=align)
 
 
+class NoMLIRFound(ValueError):
+    """Nothing under a path could be read as MLIR text (the CLI exits 2 for it). The notes
+    say why for each file (empty, binary, not MLIR...)."""
+
+    def __init__(self, path: str, diagnostics: list[Diagnostic]) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        why = "; ".join(f"{os.path.basename(d.file) or d.file}: {d.message}"
+                        for d in diagnostics[:3])
+        more = f"; and {len(diagnostics) - 3} more" if len(diagnostics) > 3 else ""
+        super().__init__(f"no MLIR text found in {path}"
+                         + (f" ({why}{more})" if why else " (no files in it)"))
+
+
 def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
 
     return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
@@ -143,15 +165,15 @@ def allocation_row(record: Allocation) -> dict[str, object]:
     return values
 
 
-ProgressHook = Callable[[int, int, str], None]
-
-
 def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
          jobs: int | None = 1, progress: ProgressHook | None = None) -> Dump:
     """Read a dump: a file or a directory (recursive, files found by content).
 
     `jobs` worker processes read files in parallel (None: all cores). Files that are not
-    MLIR text are skipped, each with a diagnostic.
+    MLIR text are skipped, each with a diagnostic. `progress(done, total, path)` is called
+    as the files are scanned, in bytes (of all the MLIR files), ending with done == total.
+    Raises `FileNotFoundError` for a path that does not exist, and `NoMLIRFound` when
+    nothing under it is MLIR text (an empty directory, only binary files...).
     """
     settings = settings or LoadSettings()
     files, skipped = discover(path)
@@ -163,7 +185,10 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
         records.extend(result.records)
         summaries.append(result.summary)
         diagnostics.extend(result.diagnostics)
-    return Dump(str(path), records, summaries, diagnostics, settings)
+    dump = Dump(str(path), records, summaries, diagnostics, settings)
+    if not dump.usable:
+        raise NoMLIRFound(str(path), diagnostics)
+    return dump
 
 
 def _skip_note(skipped: Skipped) -> Diagnostic:
@@ -173,39 +198,50 @@ def _skip_note(skipped: Skipped) -> Diagnostic:
 def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
               progress: ProgressHook | None) -> Iterator[FileResult]:
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
-    total = len(files)
-    large = [_splittable(path) for path in files]
-    if workers == 1 or (total < 2 and not any(large)):
-        for i, path in enumerate(files, 1):
-            result = read_file(path, settings)
-            if progress:
-                progress(i, total, path)
+    sizes = [_size(path) for path in files]
+    large = [size >= 2 * parts.MIN_PART_BYTES for size in sizes]
+    if workers == 1 or (len(files) < 2 and not any(large)):
+        tracker = ByteProgress(progress, sum(sizes))
+        for path in files:
+            result = read_file(path, settings, on_bytes=tracker.file(path) if progress else None)
+            tracker.finish(path)
             yield result
+        tracker.complete()
         return
     # Small files go to the workers whole; a large one is read here, its parts scanned by
     # the same workers. The grammars are built before the workers start, which share them.
+    # The workers add the bytes they scan to one shared counter.
     warm_parsers()
-    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
-        pending = {i: pool.submit(read_file, path, settings)
-                   for i, path in enumerate(files) if not large[i]}
+    context = multiprocessing.get_context()
+    counter = context.Value("q", 0) if progress else None
+    tracker = ByteProgress(progress, sum(sizes), counter)
+    worker_bytes = count_in_worker if progress else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
+                             initargs=(counter,)) as pool:
+        pending: dict[int, Future[FileResult]] = {
+            i: pool.submit(read_file, path, settings, on_bytes=worker_bytes)
+            for i, path in enumerate(files) if not large[i]}
         for i, path in enumerate(files):
             if large[i]:
-                result = read_file(path, settings, jobs=workers, pool=pool)
+                result = read_file(path, settings, jobs=workers, pool=pool,
+                                   on_bytes=tracker.file(path) if progress else None)
             else:
                 try:
-                    result = pending.pop(i).result()
+                    future = pending.pop(i)
+                    wait_reporting(future, tracker.file(path) if progress else None)
+                    result = future.result()
                 except Exception:  # the worker died (out of memory...): read it here
                     result = read_file(path, settings)
-            if progress:
-                progress(i + 1, total, result.summary.path)
+            tracker.finish(path)
             yield result
+    tracker.complete()
 
 
-def _splittable(path: str) -> bool:
+def _size(path: str) -> int:
     try:
-        return os.path.getsize(path) >= 2 * parts.MIN_PART_BYTES
+        return os.path.getsize(path)
     except OSError:
-        return False
+        return 0
 
 
 def example_path() -> str:

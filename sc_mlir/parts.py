@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import mmap
 import re
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from sc_mlir.gcpause import paused_gc
+from sc_mlir.progress import BytesRead, count_in_worker
 from sc_mlir.scan import (
     Chunk,
     FileScan,
@@ -41,6 +43,10 @@ MAX_PREFIX_BYTES = 1 << 20
 ALIAS_TABLE_COST = 0.2
 # A top-level func inside a module, pretty or generic, as printed by MLIR (two spaces).
 _FUNC_START = re.compile(rb'\n  (?:func\.func |"func\.func"\(\))')
+# Lines of a part fed to the scanner at a time, between two reports of the bytes scanned.
+LINES_PER_REPORT = 65536
+# How often (seconds) the bytes of the workers are reported while this process waits.
+REPORT_EVERY = 0.2
 
 
 @dataclass(frozen=True)
@@ -126,13 +132,16 @@ def _lines(raw: bytes) -> list[str]:
     return lines
 
 
-def scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings) -> PartScan:
-    """Scan the prefix, then one part (runs in a worker process)."""
+def scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings,
+              on_bytes: BytesRead = count_in_worker) -> PartScan:
+    """Scan the prefix, then one part (runs in a worker process; `on_bytes` is told the
+    bytes of the part as they are scanned, which in a worker go to the shared count)."""
     with paused_gc():
-        return _scan_part(path, prefix_bytes, part, settings)
+        return _scan_part(path, prefix_bytes, part, settings, on_bytes)
 
 
-def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings) -> PartScan:
+def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings,
+               on_bytes: BytesRead) -> PartScan:
     with open(path, "rb") as handle:
         prefix = handle.read(prefix_bytes)
         handle.seek(part.start)
@@ -153,7 +162,15 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings)
     prefix_ops, prefix_lines = scanner.order, scanner.line_no
     prefix_diagnostics = len(scanner.diagnostics)
     scanner.line_no = part.lines_before
-    scanner.feed_checked(lines)
+    reported = 0
+    for start in range(0, len(lines), LINES_PER_REPORT):
+        batch = lines[start:start + LINES_PER_REPORT]
+        scanner.feed_checked(batch)
+        # Characters stand for bytes here; the last report makes up the difference.
+        scanned = min(sum(map(len, batch)) + len(batch), len(text) - reported)
+        on_bytes(scanned)
+        reported += scanned
+    on_bytes(len(text) - reported)
     child_counts = dict(module_region.child_counts)
     if part.last:
         scan = scanner.finish()
@@ -273,21 +290,40 @@ class _Renumbering:
             ours.trailer = mine.trailer
 
 
+def wait_reporting(future: Future, on_bytes: BytesRead | None) -> None:
+    """Wait for a worker's future, telling `on_bytes` (with 0 new bytes of this process)
+    every `REPORT_EVERY` seconds, so the progress shows what the workers scan meanwhile."""
+    if on_bytes is None:
+        wait_for([future])
+        return
+    while not wait_for([future], timeout=REPORT_EVERY).done:
+        on_bytes(0)
+
+
 def scan_file_in_parts(path: str, settings: ScanSettings, jobs: int, pool: Executor,
-                       min_part_bytes: int | None = None) -> FileScan:
+                       min_part_bytes: int | None = None, on_bytes: BytesRead | None = None
+                       ) -> FileScan:
     """`scan_file`, split across this process and `jobs - 1` of the pool's workers when the
-    file is large enough and splits cleanly. Gives what `scan_file` gives.
+    file is large enough and splits cleanly. Gives what `scan_file` gives. `on_bytes` is
+    told the bytes this process scans (the workers add theirs to the shared count).
 
     This process scans the last part itself: it holds the location alias table, by far the
     largest thing to send between processes, and the workers' parts are small to send."""
     prefix, parts = plan_parts(path, jobs, min_part_bytes)
     if not parts:
-        return scan_file(path, settings)
+        return scan_file(path, settings, on_bytes)
     try:
         futures = [pool.submit(scan_part, path, prefix, part, settings)
                    for part in parts[:-1]]
-        last = scan_part(path, prefix, parts[-1], settings)
+        last = scan_part(path, prefix, parts[-1], settings,
+                         on_bytes if on_bytes is not None else _ignore)
+        for future in futures:
+            wait_reporting(future, on_bytes)
         joined = join_parts(path, [*(f.result() for f in futures), last])
     except Exception:  # a worker died (out of memory, a broken pool): read it here
         joined = None
-    return joined if joined is not None else scan_file(path, settings)
+    return joined if joined is not None else scan_file(path, settings, on_bytes)
+
+
+def _ignore(nbytes: int) -> None:
+    """A `BytesRead` that nobody listens to."""

@@ -20,7 +20,7 @@ above them, `Diagnostic` for anything skipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
@@ -1369,24 +1369,34 @@ def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = N
 BLOCK_CHARS = 1 << 22
 
 
-def iter_file_blocks(path: str) -> Iterator[tuple[list[str], bool]]:
+def iter_file_blocks(path: str, on_bytes: Callable[[int], None] | None = None
+                     ) -> Iterator[tuple[list[str], bool]]:
     """The lines of a file without their newlines, in lists read a large block at a time
     (fast, and the memory held is one block, whatever the file's size), each with whether
-    it holds control characters or invalid UTF-8 (one search per block)."""
+    it holds control characters or invalid UTF-8 (one search per block). `on_bytes` is
+    told the bytes of each block once the caller has taken it in (asks for the next)."""
     with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
         tail = ""
+        position = 0
         while block := handle.read(BLOCK_CHARS):
             text = tail + block
             suspect = _ODD_CHARACTER.search(text) is not None
             lines = text.split("\n")
             tail = lines.pop()
             yield lines, suspect
+            if on_bytes is not None:
+                # Bytes, not characters: where the binary buffer under the text is.
+                now = handle.buffer.tell()
+                on_bytes(now - position)
+                position = now
         if tail:
             yield [tail], _ODD_CHARACTER.search(tail) is not None
 
 
-def scan_file(path: str, settings: ScanSettings | None = None) -> FileScan:
+def scan_file(path: str, settings: ScanSettings | None = None,
+              on_bytes: Callable[[int], None] | None = None) -> FileScan:
+    """Scan a file; `on_bytes` (if given) is told the bytes read as the scan goes."""
     scanner = Scanner(path, settings)
-    for lines, suspect in iter_file_blocks(path):
+    for lines, suspect in iter_file_blocks(path, on_bytes):
         scanner.feed_checked(lines, suspect)
     return scanner.finish()

@@ -89,4 +89,8 @@ def test_a_directory_mixing_dumps_and_other_files(tmp_path, mosaic):
     # `tpu.sem_alloc` ops (grep -c).
     kinds = sorted(r["kind"] for r in json.loads(result.stdout))
     assert kinds == ["alloca", "scratch_operand", "semaphore", "semaphore", "semaphore"]
-    assert "binary file" in result.stderr
+    # One footer line counts the files that are not MLIR; --verbose names each and why.
+    assert "1 file(s) without MLIR text were skipped (--verbose lists them)" in result.stderr
+    assert "log.bin" not in result.stderr
+    verbose = run("allocas", str(tmp_path), "-f", "json", "--verbose")
+    assert f"{tmp_path / 'log.bin'}: file skipped: binary file" in verbose.stderr

@@ -97,3 +97,26 @@ def test_two_hundred_allocas_stay_legible(tmp_path):
     bars = analysis.plot_contributors("many", 201)
     ticks = [t.get_text() for t in bars.axes[0].get_yticklabels()]
     assert len(ticks) == 16 and ticks[-1].endswith("smaller allocas")
+
+
+def test_diff_plot_title_names_files_not_paths():
+    before, after = FIXTURES / "diff/limit_halved/before", FIXTURES / "diff/limit_halved/after"
+    figure = sc_mlir.plot_diff(sc_mlir.diff(before, after))
+    assert figure.get_suptitle() == "before: before  →  after: after"
+    assert str(FIXTURES) not in figure.get_suptitle()
+
+
+def test_legends_count_in_good_grammar(tmp_path):
+    # Four allocas of 20,000 words, one on another: their labels never overlap.
+    text = "func.func @f() {\n" + "".join(
+        f"  %a{i} = memref.alloca() : memref<20000xf32, 201>\n" for i in range(4)
+    ) + "  return\n}\n"
+    path = tmp_path / "f.mlir"
+    path.write_text(text)
+    analysis = sc_mlir.load(path).analyze()
+    for labels, expected in ((3, "1 smaller alloca not labelled"),
+                             (2, "2 smaller allocas not labelled")):
+        figure = analysis.plot_stack("f", 201, labels=labels)
+        assert len([t for t in texts(figure) if t.startswith("%a")]) == labels
+        legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+        assert [t for t in legend if "not labelled" in t] == [expected]

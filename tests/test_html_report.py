@@ -97,3 +97,55 @@ def test_notebook_reprs():
     assert "matched <b>%232</b>" in explanations._repr_html_()
     change = sc_mlir.diff(*sc_mlir.example_diff_paths())
     assert "resized" in change._repr_html_()
+
+
+def test_every_table_sits_in_a_box_that_scrolls(report):
+    text = report.read_text()
+    assert text.count("<table") == text.count('<div class="table-box"><table') >= 3
+    assert ".table-box { max-width: 100%; overflow-x: auto;" in text
+
+
+def sorted_by_the_report_script(values: list[str]) -> list[str]:
+    """`values` sorted by the report's own sort-key and comparison functions, run by node."""
+    import json
+
+    from sc_mlir.render.html import _SCRIPT
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        pytest.skip("no node on this machine to run the report's script")
+    functions = _SCRIPT.split("// sort keys: BEGIN")[1].split("// sort keys: END")[0]
+    program = (functions + f"\nvar values = {json.dumps(values)};\n"
+               "console.log(JSON.stringify(values.slice().sort(function (a, b) {"
+               " return compareKeys(sortKey(a), sortKey(b)); })));")
+    result = subprocess.run([node, "-e", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_name_column_sorts_in_natural_order():
+    assert sorted_by_the_report_script(["%232", "%3", "%alloca_10", "%20", "%alloca_2",
+                                        "%alloca"]) == [
+        "%3", "%20", "%232", "%alloca", "%alloca_2", "%alloca_10"]
+    # Words as numbers, by value (thousands commas included), before any text.
+    assert sorted_by_the_report_script(["23,440", "64", "-11,720", "1,024", "?"]) == [
+        "-11,720", "64", "1,024", "23,440", "?"]
+
+
+@pytest.mark.parametrize("kind", ["analysis", "diff"])
+def test_no_report_is_wider_than_a_1300_pixel_window(kind, report, tmp_path):
+    browser = chromium()
+    if kind == "diff":
+        page = tmp_path / "diff.html"
+        result = runner.invoke(app, ["diff", str(FIXTURES / "diff/limit_halved/before"),
+                                     str(FIXTURES / "diff/limit_halved/after"), "--html",
+                                     str(page)])
+        assert result.exit_code == 0
+    else:
+        page = report
+    dom = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                          "--window-size=1300,900", "--virtual-time-budget=3000", "--dump-dom",
+                          page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    [(page_width, window_width)] = re.findall(r'data-layout="(\d+)in(\d+)"', dom.stdout)
+    assert 0 < int(page_width) <= int(window_width), (page_width, window_width)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -19,7 +18,7 @@ from sc_mlir.analysis import (
     SpaceReport,
 )
 from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.render.terminal import short_path
+from sc_mlir.render.terminal import fitted, indented, short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
          FITS: "green"}
@@ -71,12 +70,13 @@ def headline(report: SpaceReport, base: str) -> Text:
     return text
 
 
-def _para(text: str, style: str = "") -> Padding:
-    return Padding(Text(text, style=style), (0, 0, 0, 2))
+def _para(text: str, style: str = "") -> RenderableType:
+    return indented(Text(text, style=style))
 
 
-def explain(report: SpaceReport, base: str, top: int) -> RenderableType:
-    """Why a (func, space) crosses its bound, in numbers a user can check in the dump."""
+def explain(report: SpaceReport, base: str, top: int, console: Console) -> RenderableType:
+    """Why a (func, space) crosses its bound, in numbers a user can check in the dump
+    (`top` contributors listed, 0 for all)."""
     parts: list[RenderableType] = [headline(report, base)]
     c = report.crossing
     bound = report.bound_words
@@ -115,74 +115,118 @@ def explain(report: SpaceReport, base: str, top: int) -> RenderableType:
     table.add_column("live?", no_wrap=True)
     table.add_column("line", justify="right", no_wrap=True)
     table.add_column("last use", justify="right", no_wrap=True)
-    table.add_column("source", overflow="fold")
-    for x in c.contributors[:top]:
+    table.add_column("source")  # a location, then names: wraps between them
+    shown = c.contributors[:top] if top else c.contributors
+    for x in shown:
         rec = x.alloca.record
-        table.add_row(x.alloca.name, KIND_LABEL.get(rec.kind, rec.kind), n(x.alloca.words),
-                      f"{x.cumulative_percent:.1f}",
+        table.add_row(Text(x.alloca.name), KIND_LABEL.get(rec.kind, rec.kind),
+                      n(x.alloca.words), f"{x.cumulative_percent:.1f}",
                       "live" if x.live else "dead", str(rec.line), str(rec.last_use_line),
-                      source_of(rec))
-    if len(c.contributors) > top:
-        rest = c.contributors[top:]
+                      Text(source_of(rec)))
+    if len(c.contributors) > len(shown):
+        rest = c.contributors[len(shown):]
         table.add_row(f"+{len(rest)} more", "", n(sum(x.alloca.words for x in rest)), "", "",
                       "", "", "")
-    parts.append(Padding(table, (0, 0, 0, 2)))
+    parts.append(fitted(console, table, indent=2))
     return Group(*parts)
 
 
-def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
-    """One compact table per file, rows worst first; fits an 80-column terminal."""
-    by_file: dict[str, list[SpaceReport]] = {}
+# The summary's order: what fails first, then what fits from the fullest down, and last
+# what cannot be judged without a bound.
+SUMMARY_RANK = {OVERFLOW: 0, ALLOCATOR_LIMITED: 1, FITS: 2, UNKNOWN_BOUND: 3}
+# Without a terminal there is no screen to fill: this many rows unless --top says otherwise.
+ROWS_WITHOUT_TERMINAL = 40
+# Lines of a screen taken by the headings and footers around the summary table.
+SUMMARY_CHROME_LINES = 8
+
+
+def summary_order(reports: list[SpaceReport]) -> list[SpaceReport]:
+    """Overflow, allocator-limited, fits by percent of bound (fullest first), unknown-bound
+    (largest first)."""
+    return sorted(reports, key=lambda r: (SUMMARY_RANK[r.verdict], -(r.percent_of_bound or 0.0),
+                                          -r.stack_peak_words, r.file, r.chunk, r.func,
+                                          r.space_label))
+
+
+def default_summary_rows(console: Console) -> int:
+    """What fits a screen: the terminal's height less the lines around the table."""
+    if not console.is_terminal:
+        return ROWS_WITHOUT_TERMINAL
+    return max(5, console.height - SUMMARY_CHROME_LINES)
+
+
+def summary_table(reports: list[SpaceReport], base: str) -> Table:
+    """One row per (func, space) in the given order; a file column when there are several
+    files. Print it through `fitted`."""
+    several_files = len({r.file for r in reports}) > 1
+    table = Table(box=None, padding=(0, 1), pad_edge=False, header_style="bold")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("func", no_wrap=True)
+    table.add_column("space", no_wrap=True)
+    table.add_column("bound", justify="right", no_wrap=True)
+    table.add_column("stack", justify="right", no_wrap=True)
+    table.add_column("% bound", justify="right", no_wrap=True)
+    table.add_column("live", justify="right", no_wrap=True)
+    table.add_column("packed", justify="right", no_wrap=True)
+    table.add_column("n", justify="right", no_wrap=True)
+    if several_files:
+        table.add_column("file", no_wrap=True)
     for r in reports:
-        by_file.setdefault(r.file, []).append(r)
-    tables = []
-    for file, rows in by_file.items():
-        table = Table(title=short_path(file, base), title_justify="left", header_style="bold",
-                      box=None, padding=(0, 1), pad_edge=False)
-        table.add_column("verdict", no_wrap=True)
-        table.add_column("func", overflow="fold", ratio=1)
-        table.add_column("space", no_wrap=True)
-        table.add_column("bound", justify="right", no_wrap=True)
-        table.add_column("stack", justify="right", no_wrap=True)
-        table.add_column("% bound", justify="right", no_wrap=True)
-        table.add_column("live", justify="right", no_wrap=True)
-        table.add_column("packed", justify="right", no_wrap=True)
-        table.add_column("n", justify="right", no_wrap=True)
-        for r in rows:
-            func = (r.func or "(none)") + (f" [chunk {r.chunk}]" if r.chunk else "")
-            space = str(r.space_id) if r.space_id is not None else r.space_name
-            table.add_row(Text(r.verdict, style=STYLE[r.verdict]), func, space,
-                          n(r.bound_words), n(r.stack_peak_words), percent(r.percent_of_bound),
-                          n(r.liveness_peak_words),
-                          n(r.packed_peak_words),
-                          str(len(r.allocas)) + ("*" if r.unsized else ""))
-        tables.append(table)
-    return tables
+        func = (r.func or "(none)") + (f" [chunk {r.chunk}]" if r.chunk else "")
+        space = str(r.space_id) if r.space_id is not None else r.space_name
+        cells: list[Text | str] = [
+            Text(r.verdict, style=STYLE[r.verdict]), Text(func), Text(space),
+            n(r.bound_words), n(r.stack_peak_words), percent(r.percent_of_bound),
+            n(r.liveness_peak_words),
+            n(r.packed_peak_words), str(len(r.allocas)) + ("*" if r.unsized else "")]
+        if several_files:
+            header = f" [after {r.dump_header}]" if r.dump_header else ""
+            cells.append(Text(short_path(r.file, base) + header))
+        table.add_row(*cells)
+    return table
 
 
-def print_analysis(console: Console, analysis: Analysis, base: str, top: int) -> None:
+def unknown_bound_line(unknown: list[SpaceReport]) -> Text:
+    """The unknown-bound rows as one line: each space with how many funcs have one."""
+    counts = Counter(r.space_label for r in unknown)
+    spaces = ", ".join(f"{label} in {count} func{'s' if count > 1 else ''}"
+                       for label, count in sorted(counts.items()))
+    return Text(f"{len(unknown)} unknown-bound: {spaces}. Give a bound with --bound "
+                "SPACE=WORDS (--chip gives TileSpmem and TensorCore VMEM); --all lists them.",
+                style="cyan")
+
+
+def print_analysis(console: Console, analysis: Analysis, base: str, top: int | None = None,
+                   show_all: bool = False) -> None:
+    """The crossings explained, then the summary worst first. `top`: contributors per
+    crossing and summary rows (None: 10 contributors and a screen of rows; 0: all);
+    `show_all`: list the unknown-bound rows instead of one line about them."""
     reports = analysis.reports
     counts = Counter(r.verdict for r in reports)
-    tally = ", ".join(f"{counts[v]} {v}" for v in (OVERFLOW, ALLOCATOR_LIMITED, UNKNOWN_BOUND,
-                                                    FITS) if counts[v])
+    tally = ", ".join(f"{counts[v]} {v}" for v in (OVERFLOW, ALLOCATOR_LIMITED, FITS,
+                                                    UNKNOWN_BOUND) if counts[v])
     console.print(Text(f"{len(reports)} (func, memory space) pair(s) in {base}: {tally or 'none'}",
                        style="bold"))
-    for report in reports:
+    ordered = summary_order(reports)
+    for report in ordered:
         if report.crossing is not None:
             console.print()
-            console.print(explain(report, base, top))
+            console.print(explain(report, base, 10 if top is None else top, console))
+    listed = ordered if show_all else [r for r in ordered if r.verdict != UNKNOWN_BOUND]
+    rows = default_summary_rows(console) if top is None else top
+    shown = listed[:rows] if rows else listed
     console.print()
     console.print(Text("every (func, memory space), worst first; words; stack = scoped-stack "
                        "peak, live = liveness peak (the least any allocator needs), packed = "
                        "greedy reuse", style="bold"))
-    for table in summary_tables(reports, base):
-        console.print(table)
-    if any(r.unsized for r in reports):
+    if shown:
+        console.print(fitted(console, summary_table(shown, base)))
+    if len(listed) > len(shown):
+        console.print(Text(f"+{len(listed) - len(shown)} more (use --top 0 for all)",
+                           style="dim"))
+    if any(r.unsized for r in shown):
         console.print(Text("* some allocas have no static size and are not counted",
                            style="dim"))
     unknown = [r for r in reports if r.verdict == UNKNOWN_BOUND]
-    if unknown:
-        spaces = sorted({r.space_label for r in unknown})
-        console.print(Text(f"No bound is known for {', '.join(spaces)}: give one with --bound "
-                           "SPACE=WORDS (--chip gives TileSpmem and TensorCore VMEM).",
-                           style="dim"))
+    if unknown and not show_all:
+        console.print(unknown_bound_line(unknown))

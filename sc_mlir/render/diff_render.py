@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sc_mlir.dumpdiff import KIND, Added, DiffResult, Edit, Removed, SpaceChange
+from sc_mlir.render.terminal import fitted
 
 # Short verdict words for narrow terminal tables (JSON keeps the full ones).
 SHORT = {"allocator-limited": "limited", "unknown-bound": "unknown", "overflow": "overflow",
@@ -93,7 +94,7 @@ def print_diff(console: Console, result: DiffResult, top: int) -> None:
         func = c.func if c.func_before in (None, c.func) else f"{c.func_before} → {c.func}"
         by_func.setdefault(func, []).append(c)
     for func, changes in by_func.items():
-        table = Table(title=f"func {func}", title_justify="left", header_style="bold",
+        table = Table(title=Text(f"func {func}"), title_justify="left", header_style="bold",
                       box=None, padding=(0, 1))
         table.add_column("space", no_wrap=True)
         table.add_column("before → after", justify="right", no_wrap=True)
@@ -110,10 +111,10 @@ def print_diff(console: Console, result: DiffResult, top: int) -> None:
                 f"{a.stack_peak_words:,}" if a else "—")
             verdicts = (SHORT.get(b.verdict, b.verdict) if b else "—") + " → " + (
                 SHORT.get(a.verdict, a.verdict) if a else "—")
-            table.add_row(c.space_label, peaks,
+            table.add_row(Text(c.space_label), peaks,
                           Text(signed(c.delta_words), style=_style(c.delta_words)),
                           verdicts, versus)
-        console.print(table)
+        console.print(fitted(console, table))
     edits = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
     unchanged = len(result.allocations) - len(edits)
     console.print()
@@ -123,12 +124,13 @@ def print_diff(console: Console, result: DiffResult, top: int) -> None:
     table = Table(title=f"allocas that changed, largest change first ({unchanged} unchanged)",
                   title_justify="left", header_style="bold", box=None, padding=(0, 1))
     table.add_column("kind", no_wrap=True)
-    table.add_column("func", overflow="fold")
+    table.add_column("func", no_wrap=True)
     table.add_column("before", no_wrap=True)
     table.add_column("after", no_wrap=True)
     table.add_column("Δ words", justify="right", no_wrap=True)
-    table.add_column("source / scope", overflow="fold", ratio=1)
-    for e in edits[:top]:
+    table.add_column("source / scope")  # a location, then scope paths: wraps between them
+    shown = edits[:top] if top else edits
+    for e in shown:
         row = edit_object(e)
         before = f"{row['name_before']} {row['words_before']:,}" if row["name_before"] is not None \
             and row["words_before"] is not None else "—"
@@ -137,11 +139,11 @@ def print_diff(console: Console, result: DiffResult, top: int) -> None:
         where = str(row["loc"])
         if row["kind"] == "moved":
             where += f"  {row['scope_before']} → {row['scope_after']}"
-        table.add_row(str(row["kind"]), e.func, before, after,
-                      Text(signed(e.delta_words), style=_style(e.delta_words)), where)
-    if len(edits) > top:
-        table.add_row(f"+{len(edits) - top} more", "", "", "", "", "")
-    console.print(table)
+        table.add_row(str(row["kind"]), Text(e.func), Text(before), Text(after),
+                      Text(signed(e.delta_words), style=_style(e.delta_words)), Text(where))
+    if len(edits) > len(shown):
+        table.add_row(f"+{len(edits) - len(shown)} more", "", "", "", "", "")
+    console.print(fitted(console, table))
 
 
 def _style(delta: int) -> str:

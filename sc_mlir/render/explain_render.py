@@ -11,7 +11,7 @@ from sc_mlir.explanation import Explanation
 from sc_mlir.logs import AllocationFailure, FixedSizeFailure, ReplicaCountFailure
 from sc_mlir.render.analysis_json import location
 from sc_mlir.render.analysis_terminal import STYLE
-from sc_mlir.render.terminal import short_path
+from sc_mlir.render.terminal import fitted, short_path
 
 
 def explanation_object(e: Explanation) -> dict[str, object]:
@@ -69,10 +69,13 @@ def explanation_object(e: Explanation) -> dict[str, object]:
 
 
 def _para(text: str, style: str = "") -> Padding:
-    return Padding(Text(text, style=style), (0, 0, 0, 2))
+    return Padding(Text(text, style=style), (0, 0, 0, 2), expand=False)
 
 
-def explanation_view(e: Explanation, base: str) -> RenderableType:
+def explanation_view(e: Explanation, base: str, console: Console | None = None
+                     ) -> RenderableType:
+    """One failure, explained; with the `console` it is for, tables too wide for it are
+    printed as wrapped rows."""
     f = e.failure
     parts: list[RenderableType] = []
     lines = ", ".join(str(n) for n in f.log_lines[:5]) + (" ..." if len(f.log_lines) > 5 else "")
@@ -119,15 +122,16 @@ def explanation_view(e: Explanation, base: str) -> RenderableType:
     if e.matched is None and e.candidates:
         table = Table(title="closest allocas", title_justify="left", box=None,
                       header_style="bold")
-        table.add_column("name")
-        table.add_column("words", justify="right")
-        table.add_column("where", overflow="fold")
+        table.add_column("name", no_wrap=True)
+        table.add_column("words", justify="right", no_wrap=True)
+        table.add_column("where", no_wrap=True)  # a path: whole, or the prose gives way
         table.add_column("why", overflow="fold")
         for c in e.candidates:
             table.add_row(c.record.name, f"{c.record.words or 0:,}",
                           f"{short_path(c.record.file, base)}:{c.record.line}",
                           "; ".join(c.reasons))
-        parts.append(Padding(table, (0, 0, 0, 2)))
+        parts.append(fitted(console, table, indent=2) if console is not None
+                     else Padding(table, (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
 
@@ -140,4 +144,4 @@ def print_explanations(console: Console, explanations: list[Explanation], log: s
     console.print(Text(f"{len(explanations)} allocation failure(s) in {log}", style="bold"))
     for e in explanations:
         console.print()
-        console.print(explanation_view(e, base))
+        console.print(explanation_view(e, base, console))

@@ -28,8 +28,11 @@ _CSS = """
 body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em; color: #222;
        max-width: 1200px; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; } h3 { font-size: 1em; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
+h1, h2, p { overflow-wrap: anywhere; }
+.table-box { max-width: 100%; overflow-x: auto; margin: 0.8em 0; }
+table { border-collapse: collapse; font-size: 0.85em; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
+td { max-width: 32em; overflow-wrap: anywhere; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f3f3f3; cursor: pointer; user-select: none; }
 th.sorted-asc::after { content: " ▲"; } th.sorted-desc::after { content: " ▼"; }
@@ -41,11 +44,22 @@ img.plot { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
 """
 
 _SCRIPT = """
+// sort keys: BEGIN
+function sortKey(text) {
+  var number = parseFloat(text.replace(/,/g, ''));
+  return isNaN(number) || !/^[-+]?[\\d,.]+/.test(text) ? text : number;
+}
+// Numbers by value; text in natural order (%3 before %232), then numbers before text.
+function compareKeys(x, y) {
+  if (typeof x === 'number' && typeof y === 'number') { return x < y ? -1 : x > y ? 1 : 0; }
+  if (typeof x === 'number') { return -1; }
+  if (typeof y === 'number') { return 1; }
+  return x.localeCompare(y, 'en', {numeric: true, sensitivity: 'base'});
+}
+// sort keys: END
 document.addEventListener('DOMContentLoaded', function () {
   function key(cell) {
-    var text = cell.getAttribute('data-sort') || cell.textContent.trim();
-    var number = parseFloat(text.replace(/,/g, ''));
-    return isNaN(number) || !/^[-+]?[\\d,.]+/.test(text) ? text.toLowerCase() : number;
+    return sortKey(cell.getAttribute('data-sort') || cell.textContent.trim());
   }
   document.querySelectorAll('table.sortable').forEach(function (table) {
     table.querySelectorAll('th').forEach(function (th, column) {
@@ -56,8 +70,8 @@ document.addEventListener('DOMContentLoaded', function () {
           h.classList.remove('sorted-asc', 'sorted-desc'); });
         th.classList.add(ascending ? 'sorted-asc' : 'sorted-desc');
         Array.from(body.rows).sort(function (a, b) {
-          var x = key(a.cells[column]), y = key(b.cells[column]);
-          return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+          return compareKeys(key(a.cells[column]), key(b.cells[column])) *
+            (ascending ? 1 : -1);
         }).forEach(function (row) { body.appendChild(row); });
       });
     });
@@ -69,6 +83,11 @@ document.addEventListener('DOMContentLoaded', function () {
     }
     if (img.complete) { mark(); } else { img.addEventListener('load', mark); }
   });
+});
+window.addEventListener('load', function () {
+  // For the browser test: whether anything made the page wider than the window.
+  document.body.setAttribute('data-layout', document.documentElement.scrollWidth + 'in' +
+                             window.innerWidth);
 });
 """
 
@@ -90,7 +109,9 @@ def _cell(value: object, numeric: bool = False, css: str = "") -> str:
 def table(headers: Sequence[str], rows: Iterable[str], sortable: bool = True) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     css = ' class="sortable"' if sortable else ""
-    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    # The box scrolls sideways when a table is wider than the page, never the page.
+    return (f'<div class="table-box"><table{css}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _verdict(verdict: str | None) -> str:

@@ -7,6 +7,7 @@ bar charts, their own bars); the rest are aggregated and said to be.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
@@ -128,7 +129,8 @@ def plot_stack(report: SpaceReport, ax: Axes | None = None, labels: int = 12) ->
     handles.extend(ax.get_legend_handles_labels()[0])
     hidden = len(allocas) - placed
     if hidden > 0:
-        handles.append(Patch(alpha=0, label=f"{hidden} smaller allocas not labelled"))
+        handles.append(Patch(alpha=0, label=f"{counted(hidden, 'smaller alloca')} not "
+                             "labelled"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3,
               fontsize=7, frameon=False)
     return figure
@@ -189,7 +191,7 @@ def plot_contributors(report: SpaceReport, ax: Axes | None = None, top: int = 15
         colors.append(DEAD if dead else (CROSSING if report.crossing and
                                           a is report.crossing.alloca else LIVE))
     if rest:
-        names.append(f"{len(rest)} smaller allocas")
+        names.append(counted(len(rest), "smaller alloca"))
         words.append(sum(a.words for a in rest))
         colors.append("#999999")
     total = sum(a.words for a in allocas) or 1
@@ -257,7 +259,7 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
                      f"({_words(before)} → {_words(after)})\n{e.func}")
     deltas = [e.delta_words for e in shown]
     if rest:
-        names.append(f"{len(rest)} smaller changes")
+        names.append(counted(len(rest), "smaller change"))
         deltas.append(sum(e.delta_words for e in rest))
     yy = list(range(len(names)))
     right.barh(yy, _floats(deltas), color=[GROW if d > 0 else SHRINK for d in deltas])
@@ -276,8 +278,37 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     right.set_xlabel("Δ words (after − before)")
     right.set_title("largest alloca changes" if names else "no alloca changed", fontsize=10,
                     loc="left")
-    figure.suptitle(f"before: {result.before}  →  after: {result.after}", fontsize=9)
+    before_name, after_name = distinct_names(result.before, result.after)
+    figure.suptitle(f"before: {before_name}  →  after: {after_name}", fontsize=9)
     return figure
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 smaller alloca`, `2 smaller allocas`.
+
+    >>> counted(1, "smaller alloca"), counted(3, "smaller change")
+    ('1 smaller alloca', '3 smaller changes')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def distinct_names(first: str, second: str) -> tuple[str, str]:
+    """Two paths by their file names, with as many parent folders as tell them apart.
+
+    >>> distinct_names("/data/runs/dump_a/module_7.mlir", "/data/runs/dump_b/module_9.mlir")
+    ('module_7.mlir', 'module_9.mlir')
+    >>> distinct_names("/x/limit_halved/before", "/x/limit_halved/after")
+    ('before', 'after')
+    >>> distinct_names("/runs/a/sparse_core", "/runs/b/sparse_core")
+    ('a/sparse_core', 'b/sparse_core')
+    """
+    a = PurePath(first).parts or (first,)
+    b = PurePath(second).parts or (second,)
+    for depth in range(1, max(len(a), len(b)) + 1):
+        tail_a, tail_b = "/".join(a[-depth:]), "/".join(b[-depth:])
+        if tail_a != tail_b:
+            return tail_a, tail_b
+    return "/".join(a[-1:]), "/".join(b[-1:])
 
 
 def _words(view: object) -> str:

@@ -1,17 +1,125 @@
-"""Terminal renderers (rich). They format records; they never read MLIR."""
+"""Terminal renderers (rich). They format records; they never read MLIR.
+
+Output to a pipe or a file is never wrapped: every row and sentence is one line, so that
+`grep` finds whole names, types and paths. On a terminal narrower than a table, each row
+is printed as its cells in a line that wraps between cells (and between the words of a
+cell), never inside a name.
+"""
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import IO
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from sc_mlir.model import Allocation
 from sc_mlir.scan import Diagnostic
+
+# A pipe or a file has no width: wide enough that rich never wraps, folds or crops. Nothing
+# rendered for it may pad to this width (no expanding Padding, no centred titles).
+UNWRAPPED_WIDTH = 1_000_000
+# Continuation lines of a wrapped row are indented by this much under the row's first cell.
+HANGING_INDENT = 4
+
+
+def output_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
+    """A console for the report: a terminal's own width, else one that never wraps."""
+    probe = Console(stderr=stderr, file=file)
+    if probe.is_terminal:
+        return Console(stderr=stderr, file=file, soft_wrap=False, emoji=False)
+    return Console(stderr=stderr, file=file, soft_wrap=False, width=UNWRAPPED_WIDTH,
+                   emoji=False)
+
+
+def indented(renderable: RenderableType, spaces: int = 2) -> Padding:
+    """`renderable` indented on the left, and as wide as it is (never padded to the width
+    of the console, which for a pipe is `UNWRAPPED_WIDTH`)."""
+    return Padding(renderable, (0, 0, 0, spaces), expand=False)
+
+
+class WrappedRows:
+    """A table whose rows are too wide for the terminal, as one paragraph per row: its cells
+    separated by two spaces, a new line (indented) only between cells. A cell wider than
+    the terminal on its own wraps between its words, and a word wider than that folds."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def _rows(self) -> Iterable[tuple[list[Text], str]]:
+        columns = self.table.columns
+        yield [Text(str(c.header)) for c in columns], "bold"
+        cells = [list(c.cells) for c in columns]
+        for row in zip(*cells, strict=True):
+            yield [cell if isinstance(cell, Text) else Text(str(cell)) for cell in row], ""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.table.title:
+            yield Text(str(self.table.title), style="bold")
+        width = max(options.max_width, HANGING_INDENT + 8)
+        for cells, style in self._rows():
+            yield from pack_cells(console, [c for c in cells if c.plain], width, style)
+
+
+def pack_cells(console: Console, cells: list[Text], width: int, style: str = ""
+               ) -> list[Text]:
+    """`cells` on as few lines of `width` as fit them whole; continuation lines indented."""
+    lines: list[Text] = []
+    line = Text(style=style)
+    for cell in cells:
+        indent = HANGING_INDENT if lines else 0
+        if line.plain.strip() and line.cell_len + 2 + cell.cell_len > width:
+            lines.append(line)
+            line, indent = Text(" " * HANGING_INDENT, style=style), HANGING_INDENT
+        if line.plain.strip():
+            line.append("  ")
+        if indent + cell.cell_len <= width or line.plain.strip():
+            line.append_text(cell)
+            continue
+        pieces = cell.wrap(console, width - HANGING_INDENT, overflow="fold")
+        for piece in pieces[:-1]:
+            line.append_text(piece)
+            lines.append(line)
+            line = Text(" " * HANGING_INDENT, style=style)
+        line.append_text(pieces[-1])
+    lines.append(line)
+    return lines
+
+
+def narrowest_width(console: Console, table: Table) -> int:
+    """The fewest columns `table` takes without cutting a cell of a `no_wrap` column or a
+    word of another (rich's own measure lets `no_wrap` cells shrink)."""
+    options = console.options.update_width(UNWRAPPED_WIDTH)
+    _top, right, _bottom, left = table.padding
+    columns = table.columns
+    width = 0
+    for index, column in enumerate(columns):
+        cells = [column.header, *column.cells]
+        sizes = [Measurement.get(console, options, cell) for cell in cells]
+        width += max((m.maximum if column.no_wrap else m.minimum) for m in sizes)
+        first, last = index == 0, index == len(columns) - 1
+        width += (left if table.pad_edge or not first else 0) + (
+            right if table.pad_edge or not last else 0)
+    if table.box is not None:
+        width += max(len(columns) - 1, 0) + (2 if table.show_edge else 0)
+    return width
+
+
+def fitted(console: Console, table: Table, indent: int = 0) -> RenderableType:
+    """`table` as it is when it fits the console (always, for a pipe), else as wrapped
+    rows. Columns of names, types and paths must be `no_wrap=True`; a column of prose may
+    wrap, between its words: the table is kept when it fits with that prose wrapped."""
+    room = console.width - indent
+    renderable: RenderableType = table
+    if narrowest_width(console, table) > room:
+        renderable = WrappedRows(table)
+    return indented(renderable, indent) if indent else renderable
 
 
 def short_path(path: str, base: str | None = None) -> str:
@@ -36,23 +144,23 @@ def space_label(record: Allocation) -> str:
 
 
 def allocation_tables(records: Sequence[Allocation], base: str | None = None) -> list[Table]:
-    """One table per (file, func), rows in program order: fits an 80-column terminal."""
+    """One table per (file, func), rows in program order; print each through `fitted`."""
     groups: dict[tuple[str, str], list[Allocation]] = defaultdict(list)
     for r in records:
         groups[(r.file, r.func)].append(r)
     tables = []
     for (file, func), rows in groups.items():
-        title = f"{short_path(file, base)}  func {func or '(none)'}"
+        title = Text(f"{short_path(file, base)}  func {func or '(none)'}")
         table = Table(title=title, title_justify="left", header_style="bold")
         table.add_column("line:col", no_wrap=True)
         table.add_column("name", no_wrap=True)
-        table.add_column("type", overflow="fold")
+        table.add_column("type", no_wrap=True)
         table.add_column("space", no_wrap=True)
         table.add_column("words", justify="right", no_wrap=True)
-        table.add_column("source", overflow="fold")
+        table.add_column("source", no_wrap=True)
         for r in rows:
-            table.add_row(f"{r.line}:{r.col}", r.name or "(none)", r.type, space_label(r),
-                          format_words(r.words), r.loc.short())
+            table.add_row(f"{r.line}:{r.col}", Text(r.name or "(none)"), Text(r.type),
+                          Text(space_label(r)), format_words(r.words), Text(r.loc.short()))
         tables.append(table)
     return tables
 
@@ -77,16 +185,36 @@ def space_totals(records: Sequence[Allocation]) -> Table:
     return table
 
 
-def print_diagnostics(console: Console, diagnostics: Sequence[Diagnostic], limit: int = 20
-                      ) -> None:
-    if not diagnostics:
-        return
-    console.print(Text(f"{len(diagnostics)} note(s) on the input:", style="bold yellow"))
-    for diag in diagnostics[:limit]:
+# Notes on files that were not read because they are not MLIR text (a dump directory also
+# holds flags, logs and protos): counted in one line unless --verbose asks for them.
+NOT_MLIR_REASONS = ("empty file", "binary file", "MLIR bytecode", "no MLIR found",
+                    "not a regular file")
+
+
+def is_not_mlir_note(diag: Diagnostic) -> bool:
+    """A note that a file was skipped because it holds no MLIR text (not a read error)."""
+    prefix = "file skipped: "
+    return (diag.line == 0 and diag.message.startswith(prefix)
+            and diag.message[len(prefix):].startswith(NOT_MLIR_REASONS))
+
+
+def print_diagnostics(console: Console, diagnostics: Sequence[Diagnostic], limit: int = 20,
+                      verbose: bool = False) -> None:
+    """The notes on the input; files skipped as not MLIR are one footer line unless
+    `verbose` (then every note is listed, without a limit)."""
+    not_mlir = [] if verbose else [d for d in diagnostics if is_not_mlir_note(d)]
+    notes = [d for d in diagnostics if verbose or not is_not_mlir_note(d)]
+    shown = notes if verbose else notes[:limit]
+    if notes:
+        console.print(Text(f"{len(notes)} note(s) on the input:", style="bold yellow"))
+    for diag in shown:
         where = f"{diag.file}:{diag.line}:{diag.col}" if diag.line else diag.file
         console.print(Text(f"  {where}: {diag.message}"))
         if diag.quote:
             console.print(Text(f"      {diag.quote}", style="dim"))
-    if len(diagnostics) > limit:
-        console.print(Text(f"  ... and {len(diagnostics) - limit} more "
-                           "(--format json lists them all)", style="dim"))
+    if len(notes) > len(shown):
+        console.print(Text(f"  ... and {len(notes) - len(shown)} more "
+                           "(--verbose or --format json lists them all)", style="dim"))
+    if not_mlir:
+        console.print(Text(f"{len(not_mlir)} file(s) without MLIR text were skipped "
+                           "(--verbose lists them)", style="dim"))
