@@ -51,8 +51,15 @@ from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, p
 from sc_mlir.render.explain_render import explanation_object, print_explanations
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
+from sc_mlir.render.timeline_render import (
+    STEP_COLUMNS,
+    print_timelines,
+    step_rows,
+    timelines_object,
+)
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.spaces import NAME_ALIASES, SpaceMap
+from sc_mlir.timeline import read_timelines
 
 app = typer.Typer(
     add_completion=False,
@@ -402,6 +409,56 @@ def diff(
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
+
+
+@app.command()
+def passes(
+    path: Annotated[Path, typer.Argument(help="A print-after-all dump: one file of "
+                                         "'IR Dump After' chunks, or a directory of one "
+                                         "file per pass.")],
+    space: SpaceOpt = None,
+    func: FuncOpt = None,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    format: FormatOpt = Format.table,
+    top: TopOpt = 10,
+    config: ConfigOpt = None,
+    html: HtmlOpt = None,
+) -> None:
+    """Which pass crossed the bound: stack, liveness and packed peaks of every func and
+    memory space after every pass, the first pass after which the stack crosses the bound,
+    and what that pass changed.
+
+    Exit code: 0 nothing crosses (or no bound is known), 1 some (func, space) crosses its
+    bound after some pass, 2 unusable input or a usage error.
+    """
+    settings_file = _config(config)
+    try:
+        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                              parse_assignments(align, "--align"))
+    except ValueError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    try:
+        result = read_timelines(path, bounds, load_settings(settings_file), space, func)
+    except FileNotFoundError as exc:
+        _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    if result.passes == 0:
+        print_diagnostics(_stderr(), result.diagnostics)
+        _stderr().print(f"[red]error:[/red] no MLIR text found in {path}")
+        raise typer.Exit(EXIT_UNUSABLE)
+    if html is not None:
+        _write_html(html, result.to_html())
+    if format is Format.json:
+        sys.stdout.write(to_json(timelines_object(result)))
+    elif format is Format.csv:
+        sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
+    else:
+        print_timelines(_stdout(), result, top)
+        print_diagnostics(_stderr(), result.diagnostics)
+    raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)
 
 
 def main() -> None:
