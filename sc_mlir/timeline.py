@@ -422,6 +422,7 @@ def _empty_view(track: _Track, file: str) -> SpaceView:
 _NUMBER = re.compile(r"(\d+)")
 # XLA names its dump files `module_0007.<name>...`: the module's id keeps modules apart.
 _XLA_MODULE = re.compile(r"(module_\d+)(?=[._-])")
+_SEQUENCE = re.compile(r"(?:^|(?<=[._\-]))\d+(?=[._\-]|$)")
 _PASS_IN_NAME = re.compile(r"^[._\-]*(?:after[._\-])?", re.IGNORECASE)
 
 
@@ -444,15 +445,16 @@ def stream_of(path: str) -> str:
 
 
 def pass_from_name(path: str) -> str:
-    """A pass name for a file without header: what follows the last number in its name.
+    """A pass name for a file without header: what follows the last number in its name that
+    stands alone between separators (`mem2reg` holds a 2 that does not).
 
-    >>> pass_from_name("dump/0_2_canonicalize.mlir"), pass_from_name("m.0003.after_cse.mlir")
-    ('canonicalize', 'cse')
+    >>> pass_from_name("dump/0_2_canonicalize.mlir"), pass_from_name("m.9.after_mem2reg.mlir")
+    ('canonicalize', 'mem2reg')
     """
     name = os.path.basename(path)
     stem = name[:-5] if name.endswith(".mlir") else name
-    parts = _NUMBER.split(stem)
-    tail = parts[-1] if len(parts) > 1 else stem
+    numbers = list(_SEQUENCE.finditer(stem))
+    tail = stem[numbers[-1].end():] if numbers else stem
     tail = _PASS_IN_NAME.sub("", tail)
     return tail or stem
 

@@ -113,12 +113,13 @@ def changed_steps(t: Timeline) -> list[PassStep]:
     return shown
 
 
-def _headline(t: Timeline) -> Text:
+def _headline(t: Timeline, source: str) -> Text:
     bound = f"bound {t.bound_words:,}" if t.bound_words is not None else "bound unknown"
     where = f"{t.module} " if t.module else ""
-    text = Text.assemble(("func ", "bold"), (f"{where}{t.func}", "bold"),
-                         f" · space {t.space_label} · {bound} · {len(t.steps)} pass(es)")
-    return text
+    stream = short_path(t.stream, source)
+    return Text.assemble(("func ", "bold"), (f"{where}{t.func}", "bold"),
+                         f" · space {t.space_label} · {bound} · {len(t.steps)} pass(es)"
+                         + (f" · {stream}" if stream not in ("", ".") else ""))
 
 
 def _change_text(label: str, change: PassChange, style: str) -> Text:
@@ -142,7 +143,7 @@ def print_timelines(console: Console, result: PassTimelines, top: int = 10) -> N
                        style="dim"))
     for t in result.timelines:
         console.print()
-        console.print(_headline(t))
+        console.print(_headline(t, result.source))
         if t.first_crossing is not None:
             console.print(_change_text("first crosses the bound after pass", t.first_crossing,
                                        "red"))
