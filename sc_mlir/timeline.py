@@ -640,3 +640,40 @@ def _analysed(raw: RawChunk, settings: LoadSettings, bounds: Bounds,
                          reports, present)
     return PassChunk("", raw.file, raw.chunk, f"chunk {raw.chunk}", None, False, reports,
                      present)
+
+
+def timelines_from_analysis(analysis: Analysis, root: str = "") -> PassTimelines:
+    """The timelines of an analysis already in memory (`sc_mlir.load(...).analyze()`): the
+    same steps as `read_timelines`, for dumps small enough to hold whole. A func is a step
+    of a pass only where it has allocas (the analysis keeps no other trace of it)."""
+    groups: dict[tuple[str, int], list[SpaceReport]] = {}
+    for report in analysis.reports:
+        groups.setdefault((report.file, report.chunk), []).append(report)
+    headed: dict[str, int] = {}
+    for (file, _chunk), reports in groups.items():
+        if reports[0].dump_header is not None:
+            headed[file] = headed.get(file, 0) + 1
+    chunks_of: dict[str, int] = {}
+    for file, _chunk in groups:
+        chunks_of[file] = chunks_of.get(file, 0) + 1
+    order = sorted(groups, key=lambda key: (stream_of(key[0]),
+                                            natural_key(os.path.basename(key[0])), key[1]))
+    builder = TimelineBuilder(root)
+    passes = 0
+    for file, chunk in order:
+        reports = sorted(groups[(file, chunk)], key=lambda r: (r.func, r.space_label))
+        text = reports[0].dump_header
+        header = parse_pass_header(f"IR Dump After {text}") if text is not None else None
+        if header is not None and headed[file] > 1:
+            stream, name, arg, failed = file, header.name, header.arg, header.failed
+        elif header is not None:
+            stream, name, arg, failed = stream_of(file), header.name, header.arg, header.failed
+        elif chunks_of[file] == 1:
+            stream, name, arg, failed = stream_of(file), pass_from_name(file), None, False
+            arg = name
+        else:
+            stream, name, arg, failed = f"{file}#{chunk}", f"chunk {chunk}", None, False
+        passes += 1
+        builder.add(PassChunk(stream, file, chunk, name, arg, failed, reports,
+                              frozenset((r.module, r.func) for r in reports)))
+    return PassTimelines(root, builder.finish(), list(analysis.diagnostics), passes)

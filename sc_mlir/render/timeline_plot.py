@@ -44,10 +44,12 @@ def plot_passes(timeline: Timeline, ax: Axes | None = None, labels: int = 24) ->
     figure, axes = _figure(ax, (width, 4.6))
     x = list(range(len(steps)))
     marker = "o" if len(steps) <= 60 else None
+    # Steps: a peak holds from one pass to the next.
     axes.plot(x, _floats([s.stack_peak_words for s in steps]), color=LIVE, marker=marker,
-              markersize=3, label="stack peak (scoped)")
+              markersize=3, drawstyle="steps-mid", label="stack peak (scoped)")
     axes.plot(x, _floats([s.liveness_peak_words for s in steps]), color=LIVENESS,
-              linestyle="--", marker=marker, markersize=3, label="liveness peak")
+              linestyle="--", marker=marker, markersize=3, drawstyle="steps-mid",
+              label="liveness peak")
     if timeline.bound_words is not None:
         axes.axhline(float(timeline.bound_words), color=BOUND, linestyle=":", linewidth=1.2,
                      label=f"bound {timeline.bound_words:,}")
@@ -56,9 +58,9 @@ def plot_passes(timeline: Timeline, ax: Axes | None = None, labels: int = 24) ->
     if crossing is not None and at is not None:
         axes.axvline(at, color=CROSSING, linewidth=1, alpha=0.6)
         axes.annotate(f"crosses after #{crossing.index} {crossing.arg or crossing.pass_name}",
-                      (at, float(steps[at].stack_peak_words)), xytext=(6, 8),
+                      (at, float(steps[at].stack_peak_words)), xytext=(6, -30),
                       textcoords="offset points", color=CROSSING, fontsize=8,
-                      fontweight="bold")
+                      fontweight="bold", ha="left" if at < len(steps) / 2 else "right")
     shown = set(labelled_steps(steps, labels))
     if at is not None:
         shown.add(at)
@@ -69,14 +71,15 @@ def plot_passes(timeline: Timeline, ax: Axes | None = None, labels: int = 24) ->
     if len(steps) > len(ticks):
         axes.set_xticks(x, minor=True)
     axes.set_xlim(-0.5, max(len(steps) - 0.5, 0.5))
-    axes.set_ylim(bottom=0)
+    highest = max([s.stack_peak_words for s in steps] + [timeline.bound_words or 0, 1])
+    axes.set_ylim(0, float(highest) * 1.12)
     _compact_ticks(axes.yaxis)
     axes.set_ylabel("words")
     unlabelled = len(steps) - len(ticks)
     axes.set_xlabel("pass (labelled: those after which a peak changed"
                     + (f"; {unlabelled} others are plain ticks)" if unlabelled else ")"))
     where = f"{timeline.module} " if timeline.module else ""
-    axes.set_title(f"{where}{timeline.func} · space {timeline.space_label}: peaks after "
-                   "each pass", fontsize=10, loc="left")
+    axes.set_title(f"{where}{timeline.func} · space {timeline.space_label} · peaks per pass",
+                   fontsize=10, loc="left")
     axes.legend(fontsize=7, loc="upper left")
     return figure
