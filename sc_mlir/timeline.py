@@ -251,6 +251,7 @@ class PassChunk:
     failed: bool
     reports: Sequence[SpaceReport]
     funcs: frozenset[tuple[str, str]]  # (module, func) printed in the chunk, allocas or not
+    readable: bool = True  # False: its analysis failed; it still counts as a pass
 
 
 @dataclass
@@ -298,6 +299,8 @@ class TimelineBuilder:
     def add(self, chunk: PassChunk) -> None:
         index = self.index.get(chunk.stream, 0)
         self.index[chunk.stream] = index + 1
+        if not chunk.readable:
+            return  # said in a diagnostic; the passes after it keep their numbers
         funcs: set[tuple[str, str]] = set()
         for module, func in chunk.funcs:
             funcs.add((self._module(chunk.stream, module, func), func))
@@ -509,18 +512,29 @@ def iter_chunks(path: str, blocks: Iterable[tuple[list[str], bool]] | None = Non
 _FUNC_DEF = re.compile(r'\s*(?:%[^=]*=\s*)?(?:[\w$]+\.)?func(?:\.func)?\s+(?:(?:private|public|'
                        r'nested)\s+)*@("[^"]*"|[\w$.\-]+)')
 _GENERIC_FUNC = re.compile(r'"(?:[\w$]+\.)?func(?:\.func)?"\(.*sym_name\s*=\s*"([^"]*)"')
+_MODULE_DEF = re.compile(r'\s*(?:builtin\.)?module\s+@("[^"]*"|[\w$.\-]+)')
 
 
-def printed_funcs(lines: Sequence[str]) -> set[str]:
+def printed_funcs(lines: Sequence[str]) -> dict[str, str]:
     """Funcs defined in a chunk (pretty `func.func @k` or generic `sym_name = "k"` on the
-    op's first line), with or without allocas."""
-    found: set[str] = set()
+    op's first line), with or without allocas, each with the `@name` of the module printed
+    above it ("" when none is named).
+
+    >>> printed_funcs(["module @m {", "  func.func private @k() {", "  }", "}"])
+    {'k': '@m'}
+    """
+    found: dict[str, str] = {}
+    module = ""
     for line in lines:
+        if "module" in line:
+            m = _MODULE_DEF.match(line)
+            if m is not None:
+                module = "@" + m.group(1).strip('"')
         if "func" not in line:
             continue
         m = _FUNC_DEF.match(line) or _GENERIC_FUNC.match(line.lstrip())
         if m is not None:
-            found.add(m.group(1).strip('"'))
+            found.setdefault(m.group(1).strip('"'), module)
     return found
 
 
@@ -627,13 +641,22 @@ def _in_stream(chunk: PassChunk, has_header: bool, file: str) -> PassChunk:
 def _analysed(raw: RawChunk, settings: LoadSettings, bounds: Bounds,
               spaces: Sequence[str] | None, funcs: Sequence[str] | None,
               diagnostics: list[Diagnostic]) -> PassChunk:
-    reports, notes, with_allocas = analyse_chunk(raw, settings, bounds)
+    try:
+        reports, notes, with_allocas = analyse_chunk(raw, settings, bounds)
+    except Exception as exc:  # a bug must cost one chunk, not the whole dump
+        diagnostics.append(Diagnostic(raw.file, raw.first_line, 1, "chunk skipped: sc-mlir "
+                                      f"failed on it ({type(exc).__name__}: {exc}); please "
+                                      "report this with the file"))
+        return PassChunk("", raw.file, raw.chunk, raw.header.name if raw.header else "",
+                         raw.header.arg if raw.header else None, False, [], frozenset(),
+                         readable=False)
     diagnostics.extend(notes)
     if spaces or funcs:
         reports = Analysis(reports).select(spaces, funcs).reports
     header = raw.header
     modules = {func: module for module, func in with_allocas}
-    present = frozenset((modules.get(f, ""), f) for f in printed_funcs(raw.lines))
+    present = frozenset((modules.get(f, module), f)
+                        for f, module in printed_funcs(raw.lines).items())
     present |= frozenset(with_allocas)
     if header is not None:
         return PassChunk("", raw.file, raw.chunk, header.name, header.arg, header.failed,

@@ -249,6 +249,38 @@ def test_a_space_that_appears_after_some_passes_starts_from_zero(tmp_path):
     assert t.first_crossing is not None and t.first_crossing.delta_stack_words == 140000
 
 
+def test_a_failure_on_one_chunk_costs_that_chunk_only(monkeypatch):
+    import sc_mlir.timeline as timeline
+
+    real = timeline.analyse_chunk
+
+    def failing(raw, settings, bounds):
+        if raw.chunk == 2:
+            raise RuntimeError("boom")
+        return real(raw, settings, bounds)
+
+    monkeypatch.setattr(timeline, "analyse_chunk", failing)
+    result = read_timelines(AFTER_ALL)
+    assert any(d.message.startswith("chunk skipped: sc-mlir failed on it (RuntimeError: boom)")
+               for d in result.diagnostics)
+    t = only(result, "gather_rows", "201")
+    assert [s.chunk for s in t.steps] == [1, 3, 4]
+
+
+def test_a_func_printed_without_allocas_still_counts_as_printed(tmp_path):
+    # `k` has no alloca after pass a; its space-201 timeline starts from 0 words there, in
+    # module @m (named on the module line, not by any alloca of that chunk).
+    empty = "module @m {\n  func.func @k() {\n    return\n  }\n}\n"
+    path = tmp_path / "late.mlir"
+    path.write_text("// -----// IR Dump After A (a) //----- //\n" + empty
+                    + "// -----// IR Dump After B (b) //----- //\n"
+                    + "module @m {\n" + kernel("k", 5000) + "}\n")
+    t = only(read_timelines(path), "k", "201")
+    assert t.module == "@m"
+    assert [(s.arg, s.stack_peak_words) for s in t.steps] == [("a", 0), ("b", 5000)]
+    assert t.largest_growth is not None and t.largest_growth.delta_stack_words == 5000
+
+
 # --- streaming -------------------------------------------------------------------------------
 
 
