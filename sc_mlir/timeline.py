@@ -28,7 +28,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from sc_mlir.analysis import ALLOCATOR_LIMITED, OVERFLOW, Analysis, SpaceReport, analyze_records
+from sc_mlir.analysis import (
+    ALLOCATOR_LIMITED,
+    FITS,
+    OVERFLOW,
+    UNKNOWN_BOUND,
+    Analysis,
+    SpaceReport,
+    analyze_records,
+)
+from sc_mlir.analysis import _space_is as space_is
 from sc_mlir.bounds import Bounds
 from sc_mlir.discover import discover
 from sc_mlir.dump import LoadSettings
@@ -187,24 +196,11 @@ class PassTimelines:
         """The timelines of some spaces (ids or names) and funcs (wildcards allowed)."""
         import fnmatch
 
-        from sc_mlir.spaces import NAME_ALIASES
-
         kept = self.timelines
         if spaces:
-            wanted = [str(s).strip().lower() for s in spaces]
-
-            def space_ok(t: Timeline) -> bool:
-                for w in wanted:
-                    if w.lstrip("-").isdigit():
-                        if t.space_id == int(w):
-                            return True
-                    elif w in NAME_ALIASES and t.space_id == NAME_ALIASES[w]:
-                        return True
-                    elif w in (t.space_name.lower(), (t.memory_space or "").lower()):
-                        return True
-                return False
-
-            kept = [t for t in kept if space_ok(t)]
+            wanted = list(spaces)
+            # A timeline has the space fields of a report: the one selector rule applies.
+            kept = [t for t in kept if any(space_is(t, s) for s in wanted)]  # type: ignore[arg-type]
         if funcs:
             patterns = list(funcs)
             kept = [t for t in kept if any(fnmatch.fnmatchcase(t.func, p) for p in patterns)]
@@ -400,8 +396,6 @@ def _space_key(report: SpaceReport) -> str:
 
 
 def _fit_verdict(bound: int | None) -> str:
-    from sc_mlir.analysis import FITS, UNKNOWN_BOUND
-
     return UNKNOWN_BOUND if bound is None else FITS
 
 
