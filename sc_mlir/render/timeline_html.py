@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from sc_mlir.render.html import _cell, _page, _verdict, diagnostics_html, png_img, table
+from sc_mlir.render.terminal import short_path
 from sc_mlir.render.timeline_render import change_object, changed_steps
 from sc_mlir.timeline import PassChange, PassTimelines, Timeline
 
@@ -23,13 +24,18 @@ def _change_html(title: str, change: PassChange) -> str:
     rows = []
     for e in change.edits:
         row = change_object(e)
-        rows.append("<tr>" + _cell(row["kind"]) + _cell(row["name_before"])
-                    + _cell(row["name"]) + _cell(row["words_before"], True)
-                    + _cell(row["words_after"], True)
+        after = "—" if row["kind"] == "removed" else row["name"]
+        rows.append("<tr>" + _cell(row["kind"]) + _cell(row["name_before"] or "—")
+                    + _cell(after) + _cell(_words(row["words_before"]), True)
+                    + _cell(_words(row["words_after"]), True)
                     + _cell(f"{row['delta_words']:+,}", True) + _cell(row["loc"])
                     + _cell(row["scope_before"]) + _cell(row["scope_after"]) + "</tr>")
     return head + table(("kind", "before", "after", "words before", "words after",
                          "Δ words", "source", "scope before", "scope after"), rows)
+
+
+def _words(value: object) -> str:
+    return "—" if value is None else f"{value:,}"
 
 
 def _steps_table(t: Timeline) -> str:
@@ -82,7 +88,10 @@ def timelines_report(result: PassTimelines, max_sections: int = 12) -> str:
             "timeline(s). Δ is after the pass minus before it. Words are 4 bytes.</p>",
             _summary_table(result)]
     for t in result.timelines[:max_sections]:
-        body.append(f"<h2>{escape(t.func)} · memory space {escape(t.space_label)}</h2>")
+        where = short_path(t.stream, result.source)
+        body.append(f"<h2>{escape(t.module + ' ' if t.module else '')}{escape(t.func)} · "
+                    f"memory space {escape(t.space_label)}"
+                    + (f" · {escape(where)}" if where not in ("", ".") else "") + "</h2>")
         body.append(png_img(figure_png(plot_passes(t)),
                             f"peaks of {t.func} in space {t.space_label} per pass"))
         if t.first_crossing is not None:
