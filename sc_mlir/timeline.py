@@ -5,7 +5,7 @@ A dump written with `--xla_sc_print_after_all` (MLIR's `--mlir-print-ir-after-al
 the module after every pass: `// -----// IR Dump After PassName (pass-arg) //----- //`
 headers in one file, or one file per pass. Each chunk is read and analysed on its own and
 then dropped (`read_timelines` streams: what it keeps is one small `PassStep` per chunk and
-func and space, plus the last chunk's allocas of each (func, space), to diff against the
+func and space, plus the latest chunk's report of each (func, space), to diff against the
 next one), so memory does not grow with the number of passes.
 
 The result is data: a `Timeline` per (stream, module, func, memory space) with its steps in
@@ -262,7 +262,9 @@ class _Track:
     space_name: str
     bound_words: int | None
     steps: list[PassStep] = field(default_factory=list)
-    latest: SpaceView | None = None
+    # The latest dump's allocas: a report (made into a view only when a pass is diffed,
+    # as resolving every location of every dump would cost a fifth of the run) or a view.
+    latest: SpaceReport | SpaceView | None = None
     first_crossing: PassChange | None = None
     largest_growth: PassChange | None = None
 
@@ -314,10 +316,9 @@ class TimelineBuilder:
             track = self.tracks.get(key)
             if track is None:
                 track = self.tracks[key] = self._new_track(key, report, index)
-            view = _view_of(report, self.root)
             self._step(track, index, chunk, report.stack_peak_words,
                        report.liveness_peak_words, report.packed_peak_words, report.verdict,
-                       view)
+                       report)
         # A (func, space) whose func is printed but has no alloca left in that space.
         for key, track in self.tracks.items():
             stream, module, func, _ = key
@@ -349,7 +350,7 @@ class TimelineBuilder:
         return track
 
     def _step(self, track: _Track, index: int, chunk: PassChunk, stack: int, live: int,
-              packed: int, verdict: str, view: SpaceView) -> None:
+              packed: int, verdict: str, view: SpaceReport | SpaceView) -> None:
         previous = track.steps[-1] if track.steps else None
         track.steps.append(PassStep(index, chunk.pass_name, chunk.arg, chunk.file, chunk.chunk,
                                     stack, live, packed, verdict, chunk.failed))
@@ -366,13 +367,17 @@ class TimelineBuilder:
         track.latest = view
 
     def _change(self, track: _Track, chunk: PassChunk, index: int, previous: PassStep | None,
-                stack: int, view: SpaceView) -> PassChange:
+                stack: int, view: SpaceReport | SpaceView) -> PassChange:
         edits: tuple[Edit, ...] = ()
         if track.latest is not None:
-            result = diff_views([track.latest], [view], "before", "after")
+            result = diff_views([self._view(track.latest)], [self._view(view)], "before",
+                                "after")
             edits = tuple(e for e in result.allocations if KIND[type(e)] != "unchanged")
         return PassChange(index, chunk.pass_name, chunk.arg, chunk.file, chunk.chunk,
                           previous.stack_peak_words if previous else None, stack, edits)
+
+    def _view(self, side: SpaceReport | SpaceView) -> SpaceView:
+        return side if isinstance(side, SpaceView) else _view_of(side, self.root)
 
     def finish(self) -> list[Timeline]:
         timelines = []
