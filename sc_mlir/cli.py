@@ -447,7 +447,9 @@ def passes(
         raise typer.Exit(EXIT_UNUSABLE) from None
     if result.passes == 0:
         print_diagnostics(_stderr(), result.diagnostics)
-        _stderr().print(f"[red]error:[/red] no MLIR text found in {path}")
+        what = ("only 'IR Dump Before' chunks (print after the passes: "
+                "--mlir-print-ir-after-all)" if result.skipped_before else "no MLIR text")
+        _stderr().print(f"[red]error:[/red] {what} found in {path}")
         raise typer.Exit(EXIT_UNUSABLE)
     if html is not None:
         _write_html(html, result.to_html())

@@ -402,6 +402,10 @@ def test_cli_unusable_input_exits_2(tmp_path):
     empty = tmp_path / "empty.mlir"
     empty.write_text("")
     assert runner.invoke(app, ["passes", str(empty)]).exit_code == 2
+    before_only = tmp_path / "before_only.mlir"
+    before_only.write_text("// -----// IR Dump Before CSE (cse) //----- //\n" + kernel("k", 4))
+    result = runner.invoke(app, ["passes", str(before_only)])
+    assert result.exit_code == 2 and "only 'IR Dump Before' chunks" in result.stderr
 
 
 def test_cli_html_report_has_the_figure_and_escapes_the_dump(tmp_path):
