@@ -315,6 +315,18 @@ def test_an_analysis_in_memory_gives_the_same_timeline():
     assert_canonicalize_crossed(only(result, "gather_rows", "201"))
 
 
+def test_analysis_plot_passes_marks_the_first_crossing():
+    import sc_mlir
+
+    figure = sc_mlir.load(AFTER_ALL).analyze().plot_passes("gather_rows", 201)
+    texts = [t.get_text() for t in figure.axes[0].texts]
+    assert texts == ["crosses after #2 canonicalize"]
+    legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
+    assert "bound 131,071" in legend
+    assert list(sc_mlir.plot_passes(sc_mlir.passes(AFTER_ALL), "gather_rows", "smem").axes[0].texts) \
+        == []
+
+
 def long_timeline(n: int) -> Timeline:
     steps = []
     for i in range(n):
