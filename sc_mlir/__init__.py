@@ -25,12 +25,25 @@ _EXPORTS = {
     "plot_diff": "sc_mlir.api",
     "example_diff_paths": "sc_mlir.api",
     "example_log_path": "sc_mlir.api",
+    "example_passes_path": "sc_mlir.api",
+    "passes": "sc_mlir.api",
+    "plot_passes": "sc_mlir.api",
 }
 __all__ = ["Dump", "NoMLIRFound", "diff", "example_diff_paths", "example_log_path",
-           "example_path", "explain", "load", "plot_diff"]
+           "example_passes_path", "example_path", "explain", "load", "passes", "plot_diff",
+           "plot_passes"]
 
 if TYPE_CHECKING:
-    from sc_mlir.api import diff, example_diff_paths, example_log_path, explain, plot_diff
+    from sc_mlir.api import (
+        diff,
+        example_diff_paths,
+        example_log_path,
+        example_passes_path,
+        explain,
+        passes,
+        plot_diff,
+        plot_passes,
+    )
     from sc_mlir.dump import Dump, NoMLIRFound, example_path, load
 
 

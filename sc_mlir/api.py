@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from sc_mlir.dumpdiff import (
 )
 from sc_mlir.explanation import Explanation, explain_all
 from sc_mlir.logs import read_log
+from sc_mlir.timeline import PassTimelines, read_timelines
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -74,6 +75,27 @@ def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[
     return diff_views(before_views, after_views, before_name, after_name)
 
 
+def passes(path: str | os.PathLike[str], bounds: Bounds | Mapping[str, int] | None = None,
+           chip: str | None = None, settings: LoadSettings | None = None,
+           spaces: Sequence[str] | None = None, funcs: Sequence[str] | None = None
+           ) -> PassTimelines:
+    """Every (func, memory space) of a print-after-all dump through its passes, read one
+    chunk at a time: the peaks after each pass and the first pass that crosses the bound.
+
+    >>> import sc_mlir
+    >>> result = sc_mlir.passes(sc_mlir.example_passes_path(), spaces=["201"])
+    >>> t = result.timelines[0]
+    >>> [s.arg for s in t.steps], t.first_crossing.arg, t.first_crossing.delta_stack_words
+    (['cse', 'mem2reg', 'canonicalize', 'cse'], 'canonicalize', 69936)
+    """
+    return read_timelines(path, _bounds(bounds, chip), settings, spaces, funcs)
+
+
+def plot_passes(result: PassTimelines, func: str, space: int | str) -> Figure:
+    """Stack and liveness peaks of a func and space per pass, against the bound."""
+    return result.plot_passes(func, space)
+
+
 def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     """Before/after stack peaks per (func, space) and the largest per-alloca changes."""
     return result.plot(top=top)
@@ -99,3 +121,12 @@ def example_diff_paths() -> tuple[str, str]:
     root = base / "limit_halved" if (base / "limit_halved").is_dir() else (
         base / "diff" / "limit_halved")
     return str(root / "before"), str(root / "after")
+
+
+def example_passes_path() -> str:
+    """A print-after-all dump (real MLIR passes on a small kernel): canonicalize folds a
+    one-trip loop and takes a 70000-word buffer out of its scope, over TileSpmem's bound."""
+    base = _example_data()
+    packaged = base / "gather_rows.mlir"
+    return str(packaged if packaged.is_file() else base / "passes" / "after_all"
+               / "gather_rows.mlir")

@@ -68,8 +68,15 @@ from sc_mlir.render.terminal import (
     print_diagnostics,
     space_totals,
 )
+from sc_mlir.render.timeline_render import (
+    STEP_COLUMNS,
+    print_timelines,
+    step_rows,
+    timelines_object,
+)
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.spaces import NAME_ALIASES, SpaceMap
+from sc_mlir.timeline import read_timelines
 
 # Flags take no value: no type is shown for them in --help.
 NO_METAVAR = ""
@@ -548,6 +555,63 @@ def diff(
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
+
+
+@app.command(cls=Command,
+             short_help="Which pass crossed the bound: peaks per func and space after "
+                        "every pass.",
+             epilog="Example: sc-mlir passes print_after_all.mlir --chip 7x --space 201")
+def passes(
+    path: Annotated[Path, typer.Argument(help="A print-after-all dump: one file of "
+                                         "'IR Dump After' chunks, or a directory of one "
+                                         "file per pass.")],
+    space: SpaceOpt = None,
+    func: FuncOpt = None,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    format: FormatOpt = Format.table,
+    top: TopOpt = 10,
+    config: ConfigOpt = None,
+    html: HtmlOpt = None,
+) -> None:
+    """Which pass crossed the bound: stack, liveness and packed peaks of every func and
+    memory space after every pass, the first pass after which the stack crosses the bound,
+    and what that pass changed.
+
+    Exit code: 0 nothing crosses (or no bound is known), 1 some (func, space) crosses its
+    bound after some pass, 2 unusable input or a usage error.
+    """
+    check_counts(top=top)
+    settings_file = _config(config)
+    try:
+        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                              parse_assignments(align, "--align"))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    try:
+        result = read_timelines(path, bounds, load_settings(settings_file), space, func)
+    except FileNotFoundError as exc:
+        raise usage_error(str(exc)) from None
+    if result.passes == 0:
+        print_diagnostics(_stderr(), result.diagnostics)
+        what = ("only 'IR Dump Before' chunks (print after the passes: "
+                "--mlir-print-ir-after-all)" if result.skipped_before else "no MLIR text")
+        raise usage_error(f"{what} found in {path}")
+    if (space or func) and not result.timelines:
+        raise usage_error("no (func, memory space) of the dump matches "
+                          + " ".join([*(f"--space {s}" for s in space or []),
+                                      *(f"--func {f}" for f in func or [])]))
+    if html is not None:
+        _write_html(html, result.to_html())
+    if format is Format.json:
+        sys.stdout.write(to_json(timelines_object(result)))
+    elif format is Format.csv:
+        sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
+    else:
+        print_timelines(_stdout(), result, top)
+        print_diagnostics(_stderr(), result.diagnostics)
+    raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)
 
 
 def main() -> None:

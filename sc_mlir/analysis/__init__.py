@@ -166,6 +166,14 @@ class Analysis:
 
         return plot_contributors(self.report(func, space, file, chunk), ax=ax, top=top)
 
+    def plot_passes(self, func: str, space: int | str, ax: Axes | None = None) -> Figure:
+        """For a print-after-all dump: the stack and liveness peaks of a func and space
+        after every pass, against the bound, the first crossing marked (see
+        `sc_mlir.timeline`; `sc_mlir.passes(path)` streams dumps too large to load)."""
+        from sc_mlir.timeline import timelines_from_analysis
+
+        return timelines_from_analysis(self).plot_passes(func, space, ax=ax)
+
     def to_html(self, source: str = "") -> str:
         """A self-contained HTML report (plots embedded, no network)."""
         from sc_mlir.render.html import analysis_report
