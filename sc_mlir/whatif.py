@@ -219,7 +219,8 @@ def edits_from_options(resize: Sequence[str] = (), drop: Sequence[str] = (),
     factors: dict[str, float | str | Fraction] = {}
     for item in scale:
         selector, value = _split(item, "--scale")
-        factors[selector] = parse_factor(value)
+        parse_factor(value)  # checked now; kept as written for the report
+        factors[selector] = value
     return Edits(sizes, tuple(d.strip() for d in drop), factors, dict(align or {}))
 
 

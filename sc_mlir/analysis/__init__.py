@@ -200,11 +200,12 @@ class Analysis:
         return analysis_what_if(self, Edits(dict(resize or {}), tuple(drop or ()),
                                             dict(scale or {}), dict(align or {})))
 
-    def to_html(self, source: str = "") -> str:
-        """A self-contained HTML report (plots embedded, no network)."""
+    def to_html(self, source: str = "", group_by: str | None = None) -> str:
+        """A self-contained HTML report (plots embedded, no network); `group_by` adds each
+        space's roll-up (see `groups`)."""
         from sc_mlir.render.html import analysis_report
 
-        return analysis_report(self, source)
+        return analysis_report(self, source, group_by=group_by)
 
     def _repr_html_(self) -> str:
         from sc_mlir.render.html import analysis_summary_html

@@ -18,6 +18,7 @@ from sc_mlir.analysis import (
     Crossing,
     SpaceReport,
 )
+from sc_mlir.analysis.rollup import roll_up
 from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.render.terminal import short_path
 
@@ -158,6 +159,44 @@ def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
                           str(len(r.allocas)) + ("*" if r.unsized else ""))
         tables.append(table)
     return tables
+
+
+def groups_table(report: SpaceReport, by: str, top: int) -> Table:
+    """Who holds the stack peak of one (func, space), grouped `by`, largest first; the
+    rows (with the padding and the rest) add up to the stack peak."""
+    rollup = roll_up(report, by)
+    where = ""
+    if rollup.peak_entry is not None:
+        where = f" (reached at {rollup.peak_entry.name}, line {rollup.peak_entry.record.line})"
+    table = Table(title=f"func {report.func or '(none)'}, space {report.space_label}: stack "
+                        f"peak {n(rollup.total_words)} words{where}, by {by}",
+                  title_justify="left", header_style="bold", box=None, padding=(0, 1))
+    table.add_column(by, overflow="fold", ratio=1)
+    table.add_column("entries", justify="right", no_wrap=True)
+    table.add_column("words", justify="right", no_wrap=True)
+    table.add_column("%", justify="right", no_wrap=True)
+    for g in rollup.groups[:top]:
+        table.add_row(g.key, str(g.n_allocas), n(g.words), f"{g.percent:.1f}")
+    rest = rollup.groups[top:]
+    if rest:
+        words = sum(g.words for g in rest)
+        share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
+        table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
+                      n(words), f"{share:.1f}")
+    if rollup.padding_words:
+        table.add_row("(alignment padding)", "", n(rollup.padding_words),
+                      f"{rollup.padding_percent:.1f}")
+    return table
+
+
+def print_groups(console: Console, analysis: Analysis, by: str, top: int) -> None:
+    """The roll-up of every (func, space) that holds anything, worst first."""
+    console.print()
+    console.print(Text(f"who holds the scratch: the entries on the stack at each peak, by {by}",
+                       style="bold"))
+    for report in analysis.reports:
+        if report.stack_peak_words > 0:
+            console.print(groups_table(report, by, top))
 
 
 def print_analysis(console: Console, analysis: Analysis, base: str, top: int) -> None:
