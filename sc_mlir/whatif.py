@@ -103,11 +103,11 @@ def parse_selector(text: str) -> Selector:
     written = text.strip()
     if written.startswith("%"):
         return Selector(written, SSA, name=written)
-    if written.startswith("@") and len(written) > 1:
-        return Selector(written, NAME, name=written[1:].strip('"'))
     func, sep, name = written.rpartition(":%")
     if sep and func:
         return Selector(written, SSA, name="%" + name, func=func.lstrip("@"))
+    if written.startswith("@") and len(written) > 1:
+        return Selector(written, NAME, name=written[1:].strip('"'))
     parts = written.rsplit(":", 2)
     if len(parts) == 3 and parts[1].isdecimal() and parts[2].isdecimal() and parts[0]:
         return Selector(written, SOURCE, file=parts[0].strip('"'), line=int(parts[1]),
@@ -189,7 +189,9 @@ def select(selector: Selector, records: Sequence[Allocation], option: str) -> li
     found = [i for i, r in enumerate(records) if selector.matches(r)]
     if not found:
         near = candidates(selector, records)
-        hint = f"; nearest: {', '.join(near)}" if near else ""
+        hint = (f"; nearest: {', '.join(near)}" if near
+                else "; no entry to choose from (check --space and --func)" if not records
+                else "")
         raise EditError(f"{option} {selector.text}: matches no entry{hint}")
     return found
 
