@@ -20,7 +20,7 @@ model/embedding.py:74 1 64
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
 from sc_mlir.model import Allocation
@@ -58,7 +58,7 @@ class Group:
     n_allocas: int
     words: int
     percent: float  # of the stack peak
-    members: tuple[PlacedAlloca, ...]
+    members: tuple[PlacedAlloca, ...] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,17 @@ class Rollup:
     total_words: int
     padding_words: int
     groups: tuple[Group, ...]
-    peak_entry: PlacedAlloca | None  # the entry whose placement reaches the peak
+    # the entry whose placement reaches the peak
+    peak_entry: PlacedAlloca | None = field(repr=False)
 
     @property
     def padding_percent(self) -> float:
         return _percent(self.padding_words, self.total_words)
+
+    def _repr_html_(self) -> str:
+        from sc_mlir.render.html import rollup_html
+
+        return rollup_html(self)
 
 
 def _percent(part: int, whole: int) -> float:

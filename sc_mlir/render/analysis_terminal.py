@@ -161,16 +161,16 @@ def summary_tables(reports: list[SpaceReport], base: str) -> list[Table]:
     return tables
 
 
-def groups_table(report: SpaceReport, by: str, top: int) -> Table:
+def groups_table(report: SpaceReport, by: str, top: int) -> Group:
     """Who holds the stack peak of one (func, space), grouped `by`, largest first; the
     rows (with the padding and the rest) add up to the stack peak."""
     rollup = roll_up(report, by)
     where = ""
     if rollup.peak_entry is not None:
         where = f" (reached at {rollup.peak_entry.name}, line {rollup.peak_entry.record.line})"
-    table = Table(title=f"func {report.func or '(none)'}, space {report.space_label}: stack "
-                        f"peak {n(rollup.total_words)} words{where}, by {by}",
-                  title_justify="left", header_style="bold", box=None, padding=(0, 1))
+    heading = Text(f"func {report.func or '(none)'}, space {report.space_label}: stack peak "
+                   f"{n(rollup.total_words)} words{where}")
+    table = Table(header_style="bold", box=None, padding=(0, 1))
     table.add_column(by, overflow="fold", ratio=1)
     table.add_column("entries", justify="right", no_wrap=True)
     table.add_column("words", justify="right", no_wrap=True)
@@ -186,7 +186,7 @@ def groups_table(report: SpaceReport, by: str, top: int) -> Table:
     if rollup.padding_words:
         table.add_row("(alignment padding)", "", n(rollup.padding_words),
                       f"{rollup.padding_percent:.1f}")
-    return table
+    return Group(heading, Padding(table, (0, 0, 0, 2)))
 
 
 def print_groups(console: Console, analysis: Analysis, by: str, top: int) -> None:

@@ -17,6 +17,7 @@ from sc_mlir.render.terminal import short_path
 
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
+    from sc_mlir.analysis.rollup import Rollup
     from sc_mlir.dumpdiff import DiffResult
     from sc_mlir.explanation import Explanation
     from sc_mlir.scan import Diagnostic
@@ -225,7 +226,12 @@ def groups_html(report: SpaceReport, by: str) -> str:
     add up to the stack peak."""
     from sc_mlir.analysis.rollup import roll_up
 
-    rollup = roll_up(report, by)
+    return rollup_html(roll_up(report, by))
+
+
+def rollup_html(rollup: Rollup) -> str:
+    """A roll-up as a heading and a table (also its notebook view)."""
+    by = rollup.by
     rows = ["<tr>" + _cell(g.key) + _cell(g.n_allocas, True) + _cell(g.words, True)
             + _cell(f"{g.percent:.1f}", True)
             + _cell(", ".join(m.name for m in g.members)) + "</tr>" for g in rollup.groups]
