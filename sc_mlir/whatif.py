@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from sc_mlir.analysis import Analysis, analyze_records
+from sc_mlir.analysis import Analysis, SpaceReport, analyze_records
 from sc_mlir.analysis.report import FITS, UNKNOWN_BOUND
 from sc_mlir.bounds import Bounds
 from sc_mlir.dumpdiff import (
@@ -271,11 +271,23 @@ def what_if(records: Sequence[Allocation], bounds: Bounds, edits: Edits, root: s
                     if edits.align else bounds)
     edited = apply_edits(records, edits)
     before = analyze_records(records, bounds)
-    after = analyze_records(edited, after_bounds)
+    # The views keep the last chunk of each (file, func, space); which one is last must be
+    # decided on BEFORE, or dropping every entry of that chunk would compare another.
+    latest: dict[tuple[str, str, str], int] = {}
+    for report in before:
+        key = _view_key(report)
+        latest[key] = max(latest.get(key, report.chunk), report.chunk)
+    after = [r for r in analyze_records(edited, after_bounds)
+             if latest.get(_view_key(r)) == r.chunk]
     return diff_by_identity(
         views_from_analysis(Analysis(before, bounds=bounds), root),
         views_from_analysis(Analysis(after, bounds=after_bounds), root),
         before_name, after_name or f"{before_name} with {edits.describe() or 'no edit'}")
+
+
+def _view_key(report: SpaceReport) -> tuple[str, str, str]:
+    space = str(report.space_id) if report.space_id is not None else report.space_name
+    return (report.file, report.func, space)
 
 
 def _identity(view: AllocaView) -> tuple[object, ...]:

@@ -220,6 +220,20 @@ def test_scaling_a_buffer_of_unknown_size_says_so(tmp_path):
     assert resized["spaces"][0]["after_stack_peak_words"] == 10
 
 
+def test_dropping_every_entry_of_the_last_chunk_compares_that_chunk(tmp_path):
+    # Of several chunks of one func the last one is compared (as `diff` does); with %b
+    # dropped the last chunk holds nothing, which must not bring chunk 0 (%a) in its place.
+    path = tmp_path / "chunks.mlir"
+    path.write_text("func.func @k() {\n  %a = memref.alloca() : memref<8xf32, 201>\n  return\n}\n"
+                    "// -----\n"
+                    "func.func @k() {\n  %b = memref.alloca() : memref<4xf32, 201>\n  return\n}\n")
+    out = whatif(path, "--drop", "%b")
+    [s] = out["spaces"]
+    assert (s["before_stack_peak_words"], s["after_stack_peak_words"]) == (4, 0)
+    assert s["after_verdict"] == "fits"
+    assert [(e["kind"], e["name_before"]) for e in out["allocations"]] == [("removed", "%b")]
+
+
 def test_selectors_read_every_form():
     assert parse_selector(" %232 ").name == "%232"
     s = parse_selector("@k:%arg6")
