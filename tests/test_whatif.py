@@ -7,15 +7,23 @@ fixtures/pallas/expected.json), or come from `sc-mlir diff` of the real after-du
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_rollup import EXAMPLES, programs
 from typer.testing import CliRunner
 
 import sc_mlir
+from sc_mlir.analysis import analyze_records
+from sc_mlir.bounds import Bounds
 from sc_mlir.cli import app
 from sc_mlir.dumpdiff import DiffResult
-from sc_mlir.whatif import EditError, parse_selector
+from sc_mlir.model import build_allocations
+from sc_mlir.scan import scan_text
+from sc_mlir.whatif import EditError, Edits, parse_selector, what_if
 
 runner = CliRunner()
 BEFORE = FIXTURES / "diff/limit_halved/before"
@@ -261,3 +269,45 @@ def test_analysis_what_if_returns_the_diff_object():
         "Removed", "Resized"}
     with pytest.raises(EditError, match="nearest"):
         analysis.what_if(drop=["%999"])
+
+
+# --- a second method: edit the MLIR text itself and read it again ------------------------------
+
+_F32_ALLOCA = re.compile(r"(%a\d+) = memref\.alloca\(\)(.*?) : memref<(\d+)xf32, ")
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs(), st.data())
+def test_whatif_equals_reading_the_edited_text(program, data):
+    text, align = program
+    lines = text.split("\n")
+    f32 = [(i, m) for i, line in enumerate(lines) if (m := _F32_ALLOCA.search(line))]
+    assume(f32)
+    chosen = data.draw(st.lists(st.sampled_from(f32), min_size=1, max_size=3,
+                                unique_by=lambda x: x[0]))
+    resize: dict[str, int] = {}
+    drop: list[str] = []
+    for i, m in chosen:
+        if data.draw(st.booleans()):
+            drop.append(m.group(1))
+            lines[i] = ""
+        else:
+            words = data.draw(st.integers(0, 400))
+            resize[m.group(1)] = words
+            lines[i] = lines[i].replace(f"memref<{m.group(3)}xf32, ", f"memref<{words}xf32, ")
+    bounds = Bounds.default().with_alignments(align, "test").with_bounds({"201": 500}, "test")
+    records, _ = build_allocations(scan_text(text, "random.mlir"))
+    simulated = what_if(records, bounds, Edits(resize, tuple(drop)))
+    edited, _ = build_allocations(scan_text("\n".join(lines), "random.mlir"))
+    reread = {(r.func, r.space_label): r for r in analyze_records(edited, bounds)}
+    for change in simulated.spaces:
+        after = change.after
+        assert after is not None
+        again = reread.get((after.func, after.space_label))
+        if again is None:  # every entry of it dropped
+            assert (after.stack_peak_words, after.liveness_peak_words) == (0, 0)
+            continue
+        assert (after.stack_peak_words, after.liveness_peak_words, after.packed_peak_words,
+                after.verdict) == (again.stack_peak_words, again.liveness_peak_words,
+                                   again.packed_peak_words, again.verdict)
