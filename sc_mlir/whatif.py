@@ -217,11 +217,17 @@ def edits_from_options(resize: Sequence[str] = (), drop: Sequence[str] = (),
                             ) from None
         if words < 0:
             raise EditError(f"--resize {item}: words must not be negative")
+        if selector in sizes:
+            raise EditError(f"--resize {selector} is given twice ({sizes[selector]} and "
+                            f"{words} words)")
         sizes[selector] = words
     factors: dict[str, float | str | Fraction] = {}
     for item in scale:
         selector, value = _split(item, "--scale")
         parse_factor(value)  # checked now; kept as written for the report
+        if selector in factors:
+            raise EditError(f"--scale {selector} is given twice ({factors[selector]} and "
+                            f"{value})")
         factors[selector] = value
     return Edits(sizes, tuple(d.strip() for d in drop), factors, dict(align or {}))
 
@@ -244,6 +250,8 @@ def apply_edits(records: Sequence[Allocation], edits: Edits) -> list[Allocation]
 
     for text, size in edits.resize.items():
         option = f"--resize {text}={size}"
+        if isinstance(size, bool) or not isinstance(size, int | float) or int(size) != size:
+            raise EditError(f"{option}: {size!r} is not a whole number of words")
         if size < 0:
             raise EditError(f"{option}: words must not be negative")
         for i in select(parse_selector(text), stacked, "--resize"):

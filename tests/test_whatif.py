@@ -208,6 +208,8 @@ def test_csv_and_table_carry_the_changes(tmp_path):
     (["--resize", "%232"], "expected SELECTOR=VALUE"),
     (["--drop", "nonsense"], "cannot read the selector"),
     (["--resize", "%232=1", "--drop", "@gather_rows"], "both select %232"),
+    (["--resize", "%232=1", "--resize", "%232=2"], "--resize %232 is given twice"),
+    (["--scale", "%232=0.5", "--scale", "%232=1/3"], "--scale %232 is given twice"),
     ([], "give at least one edit"),
 ])
 def test_a_bad_edit_is_a_usage_error(options, says):
@@ -269,6 +271,10 @@ def test_analysis_what_if_returns_the_diff_object():
         "Removed", "Resized"}
     with pytest.raises(EditError, match="nearest"):
         analysis.what_if(drop=["%999"])
+    with pytest.raises(EditError, match="not a whole number"):
+        analysis.what_if(resize={"%232": "half"})  # type: ignore[dict-item]
+    with pytest.raises(EditError, match="not a number"):
+        analysis.what_if(scale={"%232": "nan"})
 
 
 # --- a second method: edit the MLIR text itself and read it again ------------------------------
