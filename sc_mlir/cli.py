@@ -56,8 +56,8 @@ from sc_mlir.explanation import bounds_from_failures, explain_all
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
-from sc_mlir.render.analysis_json import analysis_object
-from sc_mlir.render.analysis_terminal import print_analysis
+from sc_mlir.render.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
+from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
 from sc_mlir.render.records import to_csv, to_json
@@ -77,6 +77,7 @@ from sc_mlir.render.timeline_render import (
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.spaces import NAME_ALIASES, SpaceMap
 from sc_mlir.timeline import read_timelines
+from sc_mlir.whatif import EditError, edits_from_options, what_if
 
 # Flags take no value: no type is shown for them in --help.
 NO_METAVAR = ""
@@ -366,6 +367,17 @@ AllOpt = Annotated[bool, typer.Option("--all", metavar=NO_METAVAR, help="List th
                    "unknown-bound (func, space) rows too (default: one line about them).")]
 
 
+class GroupBy(StrEnum):
+    source = "source"
+    file = "file"
+    name = "name"
+
+
+GroupByOpt = Annotated[GroupBy | None, typer.Option("--group-by", help="Also roll up the "
+                       "entries on the stack at each peak by resolved source line (source), "
+                       "source file (file) or outermost name location (name).")]
+
+
 @app.command(cls=Command, short_help="Say for every func and memory space whether its allocas fit.",
              help="Say for every func and memory space whether the scratch allocations fit, "
              "and if not, which allocas push the offset past the bound and whether reuse "
@@ -386,6 +398,7 @@ def analyze(
     log: LogOpt = None,
     html: HtmlOpt = None,
     allocations: AllocationsOpt = False,
+    group_by: GroupByOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
@@ -407,14 +420,19 @@ def analyze(
     warn_unused_bounds(dump.records, bound)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     analysis = analysis.select(space, func)
+    by = group_by.value if group_by is not None else None
     if html is not None:
-        _write_html(html, analysis.to_html(source))
+        _write_html(html, analysis.to_html(source, group_by=by))
     if format is Format.json:
-        sys.stdout.write(to_json(analysis_object(analysis, source, allocations)))
+        sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))
+    elif format is Format.csv and by is not None:
+        sys.stdout.write(to_csv(group_rows(analysis, by), GROUP_COLUMNS))
     elif format is Format.csv:
         sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
     else:
         print_analysis(_stdout(), analysis, source, top, show_all=all)
+        if by is not None:
+            print_groups(_stdout(), analysis, by, top)
     if format is Format.table:
         print_diagnostics(_stderr(), dump.diagnostics, verbose=verbose)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
@@ -612,6 +630,88 @@ def passes(
         print_timelines(_stdout(), result, top)
         print_diagnostics(_stderr(), result.diagnostics)
     raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)
+
+
+ResizeOpt = Annotated[list[str] | None, typer.Option("--resize", help="SEL=WORDS: give the "
+                      "entries SEL selects this many words. Repeatable.")]
+DropOpt = Annotated[list[str] | None, typer.Option("--drop", help="SEL: remove the entries "
+                    "SEL selects. Repeatable.")]
+ScaleOpt = Annotated[list[str] | None, typer.Option("--scale", help="SEL=FACTOR: scale the "
+                     "elements of the entries SEL selects (0.5, 1/2), rounded up to whole "
+                     "elements. Repeatable.")]
+WhatIfAlignOpt = Annotated[list[str] | None, typer.Option("--align", help="SPACE=BYTES: "
+                           "what if the default alignment of a space were this (AFTER only; "
+                           "the op's own alignment wins). Repeatable.")]
+
+
+@app.command(cls=Command,
+             short_help="Re-simulate with buffers resized, dropped or scaled, without "
+                        "recompiling.",
+             epilog="Example: sc-mlir whatif --example --resize %231=11720 "
+                    "--resize %232=11720")
+def whatif(
+    path: PathArg = None,
+    example: ExampleOpt = False,
+    resize: ResizeOpt = None,
+    drop: DropOpt = None,
+    scale: ScaleOpt = None,
+    align: WhatIfAlignOpt = None,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    space: SpaceOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.table,
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
+                       "the edited table still crosses a bound; regression: exit 1 if any "
+                       "(func, space) stack peak grew.")] = None,
+    top: TopOpt = 20,
+    config: ConfigOpt = None,
+    html: HtmlOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Re-simulate the stack with buffers resized, dropped or scaled, without recompiling,
+    and answer as 'diff' does: the dump as read is BEFORE, the edited table AFTER.
+
+    SEL is an SSA name (%232, in every func; FUNC:%232), a source location as reports
+    print it (model/embedding.py:89, FILE:LINE:COL, or a dump position result.1:279), or a
+    name location (@gather_rows). A selector that matches nothing is an error (exit 2).
+    """
+    check_counts(top=top, jobs=jobs)
+    source = _resolve_path(path, example)
+    settings_file = _config(config)
+    try:
+        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"), {})
+        edits = edits_from_options(resize or (), drop or (), scale or (),
+                                   parse_assignments(align, "--align"))
+        if edits.align:  # checked here, so that a bad value is a usage error
+            bounds.with_alignments(dict(edits.align), "--align")
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if not (edits.resize or edits.drop or edits.scale or edits.align):
+        raise usage_error("give at least one edit: --resize, --drop, --scale or --align")
+    dump = _load(source, jobs, load_settings(settings_file), quiet)
+    check_selection(dump.records, space, func)
+    warn_unused_bounds(dump.records, bound)
+    records = select(dump.records, space, func)
+    try:
+        result = what_if(records, bounds, edits, root=source, before_name=source)
+    except EditError as exc:
+        raise usage_error(str(exc)) from None
+    result = result.select(space)
+    if html is not None:
+        _write_html(html, result.to_html())
+    if format is Format.json:
+        sys.stdout.write(to_json(diff_object(result, top=None)))
+    elif format is Format.csv:
+        sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
+    else:
+        print_diff(_stdout(), result, top)
+    if format is Format.table:
+        print_diagnostics(_stderr(), dump.diagnostics)
+    failed = (fail_on is FailOn.overflow and result.after_crosses) or (
+        fail_on is FailOn.regression and result.regressed)
+    raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
 
 
 def main() -> None:

@@ -26,6 +26,10 @@ def test_walkthrough_executes_without_error(tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) == 3  # the stack, the contributors, the diff
+    assert len(images) == 4  # the stack, the contributors, the diff, the roll-up
     html = " ".join(o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {}))
     assert "allocator-limited" in html and "%232" in html
+    text = " ".join(t for o in outputs for t in (o.get("text", ""),
+                                                  o.get("data", {}).get("text/plain", "")))
+    assert "what if: 140,704 -> 117,264 words, fits" in text
+    assert "model/embedding.py:88" in text

@@ -394,7 +394,7 @@ def test_cli_exit_code_csv_and_filters():
     result = runner.invoke(app, ["passes", str(AFTER_ALL), "--func", "no_such_func"])
     assert result.exit_code == 2
     assert "no (func, memory space) of the dump matches --func no_such_func" in result.stderr
-    code, out = passes_json(str(AFTER_ALL), "--chip", "v6e", "--space", "201")
+    _, out = passes_json(str(AFTER_ALL), "--chip", "v6e", "--space", "201")
     # v6e: 65535 words, already crossed by the first dump (70064): no earlier IR to diff.
     crossing = out["timelines"][0]["first_crossing"]
     assert (crossing["index"], crossing["delta_stack_words"], crossing["changes"]) == (

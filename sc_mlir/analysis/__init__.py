@@ -33,6 +33,7 @@ from sc_mlir.analysis.report import (
     analyze_space,
     cheapest_fix,
 )
+from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.bounds import Bounds
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from sc_mlir.dump import Dump
+    from sc_mlir.dumpdiff import DiffResult
 
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
@@ -174,11 +176,44 @@ class Analysis:
 
         return timelines_from_analysis(self).plot_passes(func, space, ax=ax)
 
-    def to_html(self, source: str = "") -> str:
-        """A self-contained HTML report (plots embedded, no network)."""
+    def groups(self, func: str, space: int | str, by: str = "source",
+               file: str | None = None, chunk: int | None = None) -> Rollup:
+        """Who holds the scratch: the entries on the stack at the peak, grouped by resolved
+        source line (`by="source"`), source file (`"file"`) or outermost name location
+        (`"name"`), largest first; their words plus `padding_words` equal the stack peak."""
+        return roll_up(self.report(func, space, file, chunk), by)
+
+    def plot_groups(self, func: str, space: int | str, by: str = "source",
+                    file: str | None = None, chunk: int | None = None,
+                    ax: Axes | None = None, top: int = 15) -> Figure:
+        """Horizontal bars of `groups(func, space, by)` with the percent of the stack peak
+        (a matplotlib Figure)."""
+        from sc_mlir.render.plots import plot_groups
+
+        return plot_groups(self.report(func, space, file, chunk),
+                           self.groups(func, space, by, file, chunk), ax=ax, top=top)
+
+    def what_if(self, resize: Mapping[str, int] | None = None,
+                drop: Iterable[str] | None = None,
+                scale: Mapping[str, float | str] | None = None,
+                align: Mapping[str, int] | None = None) -> DiffResult:
+        """Re-simulate with edits, without recompiling: `resize` maps selectors (`%232`,
+        `FUNC:%232`, `FILE:LINE[:COL]`, `@name`) to words, `drop` lists selectors, `scale`
+        maps selectors to factors (rounded up to whole elements), `align` spaces to a
+        default alignment in bytes. The answer is the diff of this analysis (BEFORE) and
+        the edited one (AFTER), as `sc_mlir.diff` gives it. Raises `EditError` (a
+        ValueError) for a selector that matches nothing."""
+        from sc_mlir.whatif import Edits, analysis_what_if
+
+        return analysis_what_if(self, Edits(dict(resize or {}), tuple(drop or ()),
+                                            dict(scale or {}), dict(align or {})))
+
+    def to_html(self, source: str = "", group_by: str | None = None) -> str:
+        """A self-contained HTML report (plots embedded, no network); `group_by` adds each
+        space's roll-up (see `groups`)."""
         from sc_mlir.render.html import analysis_report
 
-        return analysis_report(self, source)
+        return analysis_report(self, source, group_by=group_by)
 
     def _repr_html_(self) -> str:
         from sc_mlir.render.html import analysis_summary_html

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
+from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.locations import SourceLocation
 from sc_mlir.model import SCRATCH_OPERAND, SEMAPHORE
 from sc_mlir.scan import Diagnostic
@@ -35,7 +36,47 @@ def diagnostic(d: Diagnostic) -> dict[str, object]:
             "quote": d.quote}
 
 
-def space_object(report: SpaceReport) -> dict[str, object]:
+def groups_fields(rollup: Rollup) -> dict[str, object]:
+    """`group_by`, `groups` (largest first) and `padding_words`: the words of the groups
+    plus the padding equal the stack peak."""
+    peak = rollup.peak_entry
+    return {
+        "group_by": rollup.by,
+        "groups_at": None if peak is None else {
+            "name": peak.name, "line": peak.record.line,
+            "upper_bound_words": peak.upper_bound},
+        "groups": [{"key": g.key, "n_allocas": g.n_allocas, "words": g.words,
+                    "percent": round(g.percent, 2),
+                    "names": [m.record.name for m in g.members]} for g in rollup.groups],
+        "padding_words": rollup.padding_words,
+    }
+
+
+GROUP_COLUMNS = ("file", "chunk", "module", "func", "space_id", "space_name",
+                 "stack_peak_words", "group_by", "key", "n_allocas", "words", "percent")
+PADDING_KEY = "(alignment padding)"
+
+
+def group_rows(analysis: Analysis, by: str) -> list[dict[str, object]]:
+    """CSV rows: one per group of every (func, space), and one for its padding when there
+    is some, so that each (func, space)'s rows add up to its stack peak."""
+    rows = []
+    for report in analysis.reports:
+        rollup = roll_up(report, by)
+        base = {"file": report.file, "chunk": report.chunk, "module": report.module,
+                "func": report.func, "space_id": report.space_id,
+                "space_name": report.space_name, "stack_peak_words": report.stack_peak_words,
+                "group_by": by}
+        rows.extend({**base, "key": g.key, "n_allocas": g.n_allocas, "words": g.words,
+                     "percent": round(g.percent, 2)} for g in rollup.groups)
+        if rollup.padding_words:
+            rows.append({**base, "key": PADDING_KEY, "n_allocas": 0,
+                         "words": rollup.padding_words,
+                         "percent": round(rollup.padding_percent, 2)})
+    return rows
+
+
+def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, object]:
     crossing = None
     if report.crossing is not None:
         c = report.crossing
@@ -63,7 +104,7 @@ def space_object(report: SpaceReport) -> dict[str, object]:
             "fix_still_crosses": (alloca_brief(c.fix_still_crosses)
                                   if c.fix_still_crosses is not None else None),
         }
-    return {
+    found: dict[str, object] = {
         "file": report.file,
         "chunk": report.chunk,
         "module": report.module,
@@ -92,15 +133,19 @@ def space_object(report: SpaceReport) -> dict[str, object]:
         "live_at_peak": [alloca_brief(a) for a in report.live_at_peak],
         "crossing": crossing,
     }
+    if group_by is not None:
+        found.update(groups_fields(roll_up(report, group_by)))
+    return found
 
 
-def analysis_object(analysis: Analysis, path: str, allocations: bool = False
-                    ) -> dict[str, object]:
+def analysis_object(analysis: Analysis, path: str, allocations: bool = False,
+                    group_by: str | None = None) -> dict[str, object]:
     """The JSON contract. `allocations` adds every alloca (as large as the dump itself; what
-    `sc-mlir diff` needs to read a saved analysis back)."""
+    `sc-mlir diff` needs to read a saved analysis back); `group_by` adds each space's
+    roll-up (`groups`, `padding_words`)."""
     result: dict[str, object] = {
         "path": path,
-        "spaces": [space_object(r) for r in analysis.reports],
+        "spaces": [space_object(r, group_by) for r in analysis.reports],
         "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
         "skipped_allocas": len(analysis.skipped_allocas),
     }

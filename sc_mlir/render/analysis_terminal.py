@@ -17,6 +17,7 @@ from sc_mlir.analysis import (
     Crossing,
     SpaceReport,
 )
+from sc_mlir.analysis.rollup import roll_up
 from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.render.terminal import fitted, indented, short_path
 
@@ -194,6 +195,47 @@ def unknown_bound_line(unknown: list[SpaceReport]) -> Text:
     return Text(f"{len(unknown)} unknown-bound: {spaces}. Give a bound with --bound "
                 "SPACE=WORDS (--chip gives TileSpmem and TensorCore VMEM); --all lists them.",
                 style="cyan")
+
+
+def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
+                 ) -> Group:
+    """Who holds the stack peak of one (func, space), grouped `by`, largest first; the
+    rows (with the padding and the rest) add up to the stack peak. `top`: groups shown
+    (None or 0: all)."""
+    rollup = roll_up(report, by)
+    where = ""
+    if rollup.peak_entry is not None:
+        where = f" (reached at {rollup.peak_entry.name}, line {rollup.peak_entry.record.line})"
+    heading = Text(f"func {report.func or '(none)'}, space {report.space_label}: stack peak "
+                   f"{n(rollup.total_words)} words{where}")
+    table = Table(header_style="bold", box=None, padding=(0, 1))
+    table.add_column(by, no_wrap=True)
+    table.add_column("entries", justify="right", no_wrap=True)
+    table.add_column("words", justify="right", no_wrap=True)
+    table.add_column("%", justify="right", no_wrap=True)
+    shown = rollup.groups[:top] if top else rollup.groups
+    for g in shown:
+        table.add_row(Text(g.key), str(g.n_allocas), n(g.words), f"{g.percent:.1f}")
+    rest = rollup.groups[len(shown):]
+    if rest:
+        words = sum(g.words for g in rest)
+        share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
+        table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
+                      n(words), f"{share:.1f}")
+    if rollup.padding_words:
+        table.add_row("(alignment padding)", "", n(rollup.padding_words),
+                      f"{rollup.padding_percent:.1f}")
+    return Group(heading, fitted(console, table, indent=2))
+
+
+def print_groups(console: Console, analysis: Analysis, by: str, top: int | None) -> None:
+    """The roll-up of every (func, space) that holds anything, worst first."""
+    console.print()
+    console.print(Text(f"who holds the scratch: the entries on the stack at each peak, by {by}",
+                       style="bold"))
+    for report in analysis.reports:
+        if report.stack_peak_words > 0:
+            console.print(groups_table(console, report, by, top))
 
 
 def print_analysis(console: Console, analysis: Analysis, base: str, top: int | None = None,

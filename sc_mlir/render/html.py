@@ -17,6 +17,7 @@ from sc_mlir.render.terminal import short_path
 
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
+    from sc_mlir.analysis.rollup import Rollup
     from sc_mlir.dumpdiff import DiffResult
     from sc_mlir.explanation import Explanation
     from sc_mlir.scan import Diagnostic
@@ -241,9 +242,35 @@ def _page(title: str, body: str) -> str:
             f"<script>{_SCRIPT}</script></head><body>{body}</body></html>\n")
 
 
-def analysis_report(analysis: Analysis, source: str, max_sections: int = 12) -> str:
-    """A self-contained HTML report of an analysis, with plots of the worst spaces."""
-    from sc_mlir.render.plots import figure_png, plot_contributors, plot_stack
+def groups_html(report: SpaceReport, by: str) -> str:
+    """Who holds the stack peak of one (func, space), grouped `by`, largest first; the rows
+    add up to the stack peak."""
+    from sc_mlir.analysis.rollup import roll_up
+
+    return rollup_html(roll_up(report, by))
+
+
+def rollup_html(rollup: Rollup) -> str:
+    """A roll-up as a heading and a table (also its notebook view)."""
+    by = rollup.by
+    rows = ["<tr>" + _cell(g.key) + _cell(g.n_allocas, True) + _cell(g.words, True)
+            + _cell(f"{g.percent:.1f}", True)
+            + _cell(", ".join(m.name for m in g.members)) + "</tr>" for g in rollup.groups]
+    if rollup.padding_words:
+        rows.append("<tr>" + _cell("(alignment padding)") + _cell(0, True)
+                    + _cell(rollup.padding_words, True)
+                    + _cell(f"{rollup.padding_percent:.1f}", True) + _cell("") + "</tr>")
+    return (f"<h3>Who holds the stack peak ({rollup.total_words:,} words), by "
+            f"{escape(by)}</h3>"
+            + table((by, "entries", "words", "% of peak", "entries' names"), rows))
+
+
+def analysis_report(analysis: Analysis, source: str, max_sections: int = 12,
+                    group_by: str | None = None) -> str:
+    """A self-contained HTML report of an analysis, with plots of the worst spaces; with
+    `group_by`, each space's roll-up too."""
+    from sc_mlir.analysis.rollup import roll_up
+    from sc_mlir.render.plots import figure_png, plot_contributors, plot_groups, plot_stack
 
     title = f"sc-mlir analysis of {source}"
     counts: dict[str, int] = {}
@@ -278,8 +305,21 @@ def analysis_report(analysis: Analysis, source: str, max_sections: int = 12) -> 
         if report.crossing is not None:
             body.append("<h3>Allocas on the stack at the crossing</h3>")
             body.append(contributors_table(report))
+        if group_by is not None and report.allocas:
+            body.append(groups_html(report, group_by))
+            body.append(png_img(figure_png(plot_groups(report, roll_up(report, group_by))),
+                                f"who holds the stack peak of {report.func}, by {group_by}"))
         body.append("<h3>Every alloca</h3>")
         body.append(allocas_table(report))
+    if group_by is not None:
+        shown = {id(r) for r in focus}
+        rest = [r for r in analysis.reports if id(r) not in shown and r.allocas]
+        if rest:
+            body.append(f"<h2>Who holds the scratch in the other spaces, by "
+                        f"{escape(group_by)}</h2>")
+            for report in rest:
+                body.append(f"<p><b>{escape(report.func)}</b> · memory space "
+                            f"{escape(report.space_label)}</p>" + groups_html(report, group_by))
     body.append(diagnostics_html(analysis.diagnostics))
     return _page(title, "".join(body))
 

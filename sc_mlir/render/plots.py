@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.text import Annotation
 
+    from sc_mlir.analysis.rollup import Rollup
     from sc_mlir.dumpdiff import DiffResult
 
 LIVE = "#2f6fb0"
@@ -216,6 +217,48 @@ def plot_contributors(report: SpaceReport, ax: Axes | None = None, top: int = 15
                            Patch(facecolor=CROSSING, label="crossing alloca")],
                   fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3,
                   frameon=False)
+    return figure
+
+
+def plot_groups(report: SpaceReport, rollup: Rollup, ax: Axes | None = None, top: int = 15
+                ) -> Figure:
+    """Horizontal bars: the groups of the entries on the stack at the peak, largest first,
+    each with its words and percent of the stack peak; the smallest groups and the
+    alignment padding get a bar each, so the bars add up to the stack peak."""
+    shown = list(rollup.groups[:top])
+    rest = rollup.groups[top:]
+    names = [f"{g.key}  ({g.n_allocas} entr{'y' if g.n_allocas == 1 else 'ies'})"
+             for g in shown]
+    words = [g.words for g in shown]
+    colors = [LIVE] * len(shown)
+    if rest:
+        names.append(f"{len(rest)} smaller groups ({sum(g.n_allocas for g in rest)} entries)")
+        words.append(sum(g.words for g in rest))
+        colors.append("#999999")
+    if rollup.padding_words:
+        names.append("alignment padding")
+        words.append(rollup.padding_words)
+        colors.append(RESERVED)
+    figure, ax = _figure(ax, (9, 0.6 + 0.32 * max(len(names), 1) + 1.0))
+    y = list(range(len(names)))
+    ax.barh(y, _floats(words), color=colors)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    total = rollup.total_words
+    for i, w in enumerate(words):
+        share = f"{100 * w / total:.1f}%" if total else "-"
+        ax.annotate(f"{w:,}  ({share})", (float(w), i), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=7)
+    ax.set_xlim(0, float(max(words or [1])) * 1.35)
+    ax.set_xlabel("words")
+    if report.bound_words is not None:
+        over = total - report.bound_words
+        bound_note = (f"; {over:,} words over the bound of {report.bound_words:,}" if over > 0
+                      else f"; bound {report.bound_words:,}")
+    else:
+        bound_note = ""
+    ax.set_title(f"{report.func}: space {report.space_label}\nwho holds the stack peak "
+                 f"({total:,} words{bound_note}), by {rollup.by}", fontsize=10, loc="left")
     return figure
 
 
