@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -337,7 +338,11 @@ def allocas(
         sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
     else:
         console = _stdout()
-        console.print(Text(f"{len(records)} memref.alloca op(s) in {source}", style="bold"))
+        kinds = Counter(r.kind for r in records)
+        console.print(Text(f"{len(records)} entr{'y' if len(records) == 1 else 'ies'} in "
+                           f"{source}: " + (", ".join(f"{count} {kind}" for kind, count
+                                                      in sorted(kinds.items())) or "none"),
+                           style="bold"))
         for table in allocation_tables(records, base=source):
             console.print(fitted(console, table))
         if records:

@@ -144,7 +144,7 @@ def test_explain_keeps_the_paths_of_its_closest_allocas_whole_on_a_terminal():
 
 def test_a_wide_terminal_keeps_the_tables():
     shown = on_terminal("allocas", str(SAMPLE), "-q", columns=160)
-    assert "┃ line:col ┃ name ┃" in shown
+    assert "┃ line:col ┃ kind   ┃ name ┃" in shown
 
 
 def invoke(*args: str):

@@ -19,7 +19,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.model import Allocation
+from sc_mlir.model import HEAP, Allocation
 from sc_mlir.scan import Diagnostic
 
 # A pipe or a file has no width: wide enough that rich never wraps, folds or crops. Nothing
@@ -153,13 +153,14 @@ def allocation_tables(records: Sequence[Allocation], base: str | None = None) ->
         title = Text(f"{short_path(file, base)}  func {func or '(none)'}")
         table = Table(title=title, title_justify="left", header_style="bold")
         table.add_column("line:col", no_wrap=True)
+        table.add_column("kind", no_wrap=True)
         table.add_column("name", no_wrap=True)
         table.add_column("type", no_wrap=True)
         table.add_column("space", no_wrap=True)
         table.add_column("words", justify="right", no_wrap=True)
         table.add_column("source", no_wrap=True)
         for r in rows:
-            table.add_row(f"{r.line}:{r.col}", Text(r.name or "(none)"), Text(r.type),
+            table.add_row(f"{r.line}:{r.col}", r.kind, Text(r.name or "(none)"), Text(r.type),
                           Text(space_label(r)), format_words(r.words), Text(r.loc.short()))
         tables.append(table)
     return tables
@@ -168,16 +169,18 @@ def allocation_tables(records: Sequence[Allocation], base: str | None = None) ->
 def space_totals(records: Sequence[Allocation]) -> Table:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for r in records:
+        if r.kind == HEAP:
+            continue  # not on the stack: listed above, not added up here
         entry = totals[space_label(r)]
         entry[0] += 1
         if r.words is None:
             entry[2] += 1
         else:
             entry[1] += r.words
-    table = Table(title="allocas per memory space (sum of words, not a peak)",
-                  header_style="bold")
+    table = Table(title="entries per memory space (sum of words, not a peak; heap allocs "
+                  "not added)", header_style="bold")
     table.add_column("space")
-    table.add_column("allocas", justify="right")
+    table.add_column("entries", justify="right")
     table.add_column("words", justify="right")
     table.add_column("of unknown size", justify="right")
     for label, (count, words, unknown) in sorted(totals.items()):
