@@ -17,12 +17,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir import parts
+from sc_mlir import jaxbridge, parts
 from sc_mlir.discover import Skipped, discover
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts
-from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file
+from sc_mlir.programs import Program, kernel_sources, missing_jax_message, split_programs
+from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file, scan_text
 from sc_mlir.syntax import warm_parsers
 from sc_mlir.tables import frame_of
 
@@ -80,6 +81,19 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except OSError as exc:
             return _unread(path, f"cannot read: {exc.strerror or exc}")
         except Exception as exc:  # a bug must cost one file, not the whole dump
+            return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
+                           "please report this with the file")
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
+                      diagnostics)
+
+
+def read_kernel(path: str, text: str, settings: LoadSettings) -> FileResult:
+    """Scan a kernel held in memory (from a lowered program) as if it were a file."""
+    with paused_gc():
+        try:
+            scan = scan_text(text, path, settings.scan)
+            records, diagnostics = build_allocations(scan, settings.model)
+        except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
@@ -151,12 +165,20 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     """Read a dump: a file or a directory (recursive, files found by content).
 
     `jobs` worker processes read files in parallel (None: all cores). Files that are not
-    MLIR text are skipped, each with a diagnostic.
+    MLIR text are skipped, each with a diagnostic. A lowered program (StableHLO or HLO text
+    with `tpu_custom_call`s) is read as its kernels, each a file named `FILE#kernel`; that
+    needs jax (`jaxbridge.JaxMissing` says how many kernels were found, if it is absent).
     """
     settings = settings or LoadSettings()
     files, skipped = discover(path)
+    files, skipped, programs = split_programs(files, skipped)
+    if any(p.kernels for p in programs) and not jaxbridge.available():
+        raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
     results = list(_read_all(files, settings, jobs, progress))
+    for program in programs:
+        results.extend(read_program_kernels(program, settings))
+        diagnostics.extend(program.diagnostics)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
     for result in results:
@@ -164,6 +186,13 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
         summaries.append(result.summary)
         diagnostics.extend(result.diagnostics)
     return Dump(str(path), records, summaries, diagnostics, settings)
+
+
+def read_program_kernels(program: Program, settings: LoadSettings) -> list[FileResult]:
+    """The kernels of a lowered program, each read as a file. Problems with single kernels
+    are added to `program.diagnostics`."""
+    return [read_kernel(source.path, source.text, settings)
+            for source in kernel_sources(program)]
 
 
 def _skip_note(skipped: Skipped) -> Diagnostic:
