@@ -24,13 +24,18 @@ _EXPORTS = {
     "plot_diff": "sc_mlir.api",
     "example_diff_paths": "sc_mlir.api",
     "example_log_path": "sc_mlir.api",
+    "from_lowered": "sc_mlir.lowered",
+    "check": "sc_mlir.lowered",
+    "assert_fits": "sc_mlir.lowered",
+    "KernelDoesNotFit": "sc_mlir.lowered",
 }
-__all__ = ["Dump", "diff", "example_diff_paths", "example_log_path", "example_path", "explain",
-           "load", "plot_diff"]
+__all__ = ["Dump", "KernelDoesNotFit", "assert_fits", "check", "diff", "example_diff_paths",
+           "example_log_path", "example_path", "explain", "from_lowered", "load", "plot_diff"]
 
 if TYPE_CHECKING:
     from sc_mlir.api import diff, example_diff_paths, example_log_path, explain, plot_diff
     from sc_mlir.dump import Dump, example_path, load
+    from sc_mlir.lowered import KernelDoesNotFit, assert_fits, check, from_lowered
 
 
 def __getattr__(name: str) -> Any:

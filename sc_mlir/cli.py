@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
@@ -43,6 +44,7 @@ from sc_mlir.dumpdiff import (
 )
 from sc_mlir.explanation import bounds_from_failures, explain_all
 from sc_mlir.gcpause import paused_gc
+from sc_mlir.jaxbridge import JaxApiError, JaxMissing
 from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import analysis_object
@@ -156,6 +158,9 @@ def _load(path: str, jobs: int | None, settings: LoadSettings | None = None,
             dump = load(path, jobs=jobs, settings=settings, progress=hook)
     except FileNotFoundError as exc:
         _stderr().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
+        _stderr().print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_UNUSABLE) from None
     if not dump.usable:
         print_diagnostics(_stderr(), dump.diagnostics)
