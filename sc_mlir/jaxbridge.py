@@ -40,7 +40,10 @@ class KernelUnreadable(ValueError):
 
 def available() -> bool:
     """Whether jax and jaxlib can be imported (without importing them)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("jax", "jaxlib"))
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("jax", "jaxlib"))
+    except (ImportError, ValueError):  # a broken install, or a module without a spec
+        return False
 
 
 def jax_version() -> str:

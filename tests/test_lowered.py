@@ -1,0 +1,312 @@
+"""Pallas kernels inside lowered JAX programs (issue 18).
+
+The programs in fixtures/lowered/ were saved by fixtures/lowered/make_lowered.py from the
+kernels of fixtures/pallas/make_fixtures.py; every figure checked here comes from
+fixtures/pallas/expected.json, worked out by hand from the kernels' MLIR text (written by
+the shared pallas_to_mlir tool, not by sc-mlir). Tests that need jax lower real kernels on
+this CPU host and are skipped, with the reason, where jax is not installed.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from sc_mlir import jaxbridge
+from sc_mlir.cli import app
+from sc_mlir.dump import load
+from sc_mlir.embedded import find_kernels, looks_like_program
+from sc_mlir.programs import read_program
+
+LOWERED = FIXTURES / "lowered"
+PALLAS = FIXTURES / "pallas"
+HAND = json.loads((PALLAS / "expected.json").read_text())["files"]
+OVERFLOW = HAND["sc_scratch_overflow.mlir"]["funcs"]["sc_scratch_overflow"]
+FITS = HAND["sc_scratch_fits.mlir"]["funcs"]["sc_scratch_fits"]
+runner = CliRunner()
+
+needs_jax = pytest.mark.skipif(
+    not jaxbridge.available(),
+    reason="jax and jaxlib are not installed (pip install 'sc-mlir[jax]'); .ci/run installs them")
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "120"})
+
+
+def kernels_of(name: str):
+    return find_kernels((LOWERED / name).read_text())
+
+
+# --- finding the calls: no jax needed ---------------------------------------------------
+
+def test_each_call_is_found_with_its_name_and_bytecode():
+    [one] = kernels_of("sc_scratch_overflow.stablehlo.mlir")
+    assert (one.name, one.line, one.problem, one.serialized) == ("sc_scratch_overflow", 3,
+                                                                  None, True)
+    assert one.body is not None and one.body.startswith(b"ML\xefR")  # MLIR bytecode magic
+    assert one.config["device_type"] == "DEVICE_TYPE_SPARSECORE"
+    two = kernels_of("two_kernels.stablehlo.mlir")
+    assert [k.name for k in two] == ["sc_scratch_overflow", "sc_scratch_fits"]
+    assert two[0].body == one.body and two[1].body != one.body
+
+
+def test_hlo_text_gives_the_same_bytes_as_stablehlo():
+    """Two printers, two escaping schemes (MLIR's \\22 in a string, HLO's bare JSON with
+    raw newlines): the decoded kernels must be byte for byte the same."""
+    for name in ("sc_scratch_overflow", "two_kernels"):
+        mlir = kernels_of(f"{name}.stablehlo.mlir")
+        hlo = kernels_of(f"{name}.hlo.txt")
+        assert [k.body for k in hlo] == [k.body for k in mlir]
+        assert all(k.name is None for k in hlo)  # HLO prints no kernel_name
+        assert [k.config for k in hlo] == [k.config for k in mlir]
+
+
+def test_a_c_escaped_hlo_backend_config_is_read():
+    """Older XLA prints backend_config="..." with C escapes: \\" and \\n."""
+    text = (LOWERED / "sc_scratch_overflow.hlo.txt").read_text()
+    start = text.index("backend_config={") + len("backend_config=")
+    config, end = json.JSONDecoder().raw_decode(text, start)
+    raw = text[start:end]
+    escaped = raw.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    old = text[:start] + '"' + escaped + '"' + text[end:]
+    [kernel] = find_kernels(old)
+    assert kernel.body == base64.b64decode(config["custom_call_config"]["body"])
+
+
+def test_programs_are_told_apart_from_dumps_by_content():
+    assert looks_like_program((LOWERED / "sc_scratch_overflow.hlo.txt").read_bytes()[:4096])
+    assert read_program(str(PALLAS / "sc_scratch_overflow.mlir")) is None
+    # StableHLO without any Pallas kernel is plain MLIR, read as such.
+    assert read_program(str(FIXTURES / "sample" / "sparse_core" /
+                            "module_0007.sc_embedding_lookup_fwd.mlir")) is None
+
+
+def test_broken_calls_are_reported_not_dropped_and_never_crash(tmp_path):
+    text = (LOWERED / "two_kernels.stablehlo.mlir").read_text()
+    body_at = text.index("\\22body\\22: \\22") + len("\\22body\\22: \\22")
+    bad = text[:body_at + 10] + "!" + text[body_at + 11:]  # not base64 any more
+    [first, second] = find_kernels(bad)
+    assert first.body is None and "not base64" in (first.problem or "")
+    assert second.body is not None
+    cut = text[:body_at + 500]  # the string never closes
+    path = tmp_path / "cut.stablehlo.mlir"
+    path.write_text(cut)
+    program = read_program(str(path))
+    assert program is not None and len(program.kernels) == 1
+    assert program.kernels[0].body is None
+    assert [(d.line, "tpu_custom_call skipped" in d.message) for d in program.diagnostics] == [
+        (3, True)]
+
+
+def test_without_jax_exit_2_with_the_count_and_the_install_line(monkeypatch):
+    monkeypatch.setattr(jaxbridge, "available", lambda: False)
+    result = run("analyze", str(LOWERED / "two_kernels.stablehlo.mlir"))
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "2 Pallas kernel(s)" in message
+    assert "pip install 'sc-mlir[jax]'" in message
+    result = run("analyze", str(LOWERED))  # 2 + 2 + 1 + 1 kernels in 4 programs
+    assert result.exit_code == 2 and "6 Pallas kernel(s)" in " ".join(result.output.split())
+    import sc_mlir
+
+    with pytest.raises(jaxbridge.JaxMissing, match=r"sc-mlir\[jax\]"):
+        sc_mlir.from_lowered((LOWERED / "sc_scratch_overflow.stablehlo.mlir").read_text())
+
+
+# --- reading the kernels: jax needed ----------------------------------------------------
+
+def portable(text: str) -> str:
+    """The kernels' locations carry the path make_fixtures.py was imported by; the
+    fixtures in fixtures/pallas/ carry its bare name."""
+    return re.sub(r'"[^"]*/make_fixtures\.py"', '"make_fixtures.py"', text)
+
+
+@needs_jax
+@pytest.mark.parametrize("program", ["two_kernels.stablehlo.mlir", "two_kernels.hlo.txt"])
+def test_each_kernel_prints_as_the_shared_tool_printed_it(program):
+    """The text sc-mlir analyses is the Mosaic module pallas_to_mlir.py wrote."""
+    from sc_mlir.programs import kernel_sources
+
+    loaded = read_program(str(LOWERED / program))
+    assert loaded is not None
+    sources = kernel_sources(loaded)
+    assert [s.path.split("#")[1] for s in sources] == ["sc_scratch_overflow", "sc_scratch_fits"]
+    for source in sources:
+        name = source.path.split("#")[1]
+        assert portable(source.text) == (PALLAS / f"{name}.mlir").read_text()
+
+
+def space(out: dict, file_suffix: str, space_id: int) -> dict:
+    [found] = [s for s in out["spaces"]
+               if s["file"].endswith(file_suffix) and s["space_id"] == space_id]
+    return found
+
+
+@needs_jax
+@pytest.mark.parametrize("program", ["sc_scratch_overflow.stablehlo.mlir",
+                                     "sc_scratch_overflow.hlo.txt"])
+def test_analyze_a_saved_lowering_names_the_scratch_operand(program):
+    result = run("analyze", str(LOWERED / program), "--chip", "7x", "--format", "json")
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    vmem = space(out, "#sc_scratch_overflow", 201)
+    hand = OVERFLOW["spaces"]["vmem"]
+    assert vmem["verdict"] == "overflow"
+    assert (vmem["stack_peak_words"], vmem["liveness_peak_words"], vmem["headroom_words"]) == (
+        hand["stack_peak_words"], hand["liveness_peak_words"], hand["headroom_words"])
+    crossing = vmem["crossing"]
+    want = hand["first_crossing"]
+    assert (crossing["name"], crossing["offset_upper_bound_words"],
+            crossing["allocating_words"]) == (want["name"], want["upper_bound_words"],
+                                              want["allocating_words"])
+    [only] = hand["single_entries_whose_shrinking_fits"]
+    [step] = crossing["fix"]
+    assert (step["kind"], step["name"], step["scratch_index"], step["free_words"]) == (
+        only["kind"], only["name"], only["scratch_index"], only["shrink_by_words"])
+    contributors = {c["name"]: c for c in crossing["contributors"]}
+    for scratch in OVERFLOW["scratch_operands"][:4]:
+        got = contributors[scratch["name"]]
+        assert (got["kind"], got["scratch_index"], got["words"]) == (
+            "scratch_operand", scratch["scratch_index"], scratch["words"])
+
+
+@needs_jax
+def test_a_program_with_two_kernels_gives_two_analyses(tmp_path):
+    result = run("analyze", str(LOWERED / "two_kernels.stablehlo.mlir"), "--chip", "7x",
+                 "--format", "json", "--html", str(tmp_path / "report.html"))
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    files = sorted({s["file"].rsplit("/", 1)[-1] for s in out["spaces"]})
+    assert files == ["two_kernels.stablehlo.mlir#sc_scratch_fits",
+                     "two_kernels.stablehlo.mlir#sc_scratch_overflow"]
+    assert space(out, "#sc_scratch_overflow", 201)["verdict"] == "overflow"
+    fits = space(out, "#sc_scratch_fits", 201)
+    assert fits["verdict"] == "fits" and fits["crossing"] is None
+    assert fits["stack_peak_words"] == FITS["spaces"]["vmem"]["stack_peak_words"]
+    assert "#sc_scratch_fits" in (tmp_path / "report.html").read_text()
+    allocas = run("allocas", str(LOWERED / "two_kernels.hlo.txt"), "--format", "json")
+    assert allocas.exit_code == 0
+    rows = json.loads(allocas.stdout)
+    scratch = [(r["file"].rsplit("#", 1)[1], r["scratch_index"], r["words"]) for r in rows
+               if r["kind"] == "scratch_operand" and r["space_id"] == 201]
+    assert scratch == [("sc_scratch_overflow", s["scratch_index"], s["words"])
+                       for s in OVERFLOW["scratch_operands"][:4]] + [
+        ("sc_scratch_fits", s["scratch_index"], s["words"]) for s in FITS["scratch_operands"][:4]]
+
+
+@needs_jax
+def test_a_directory_of_programs_and_dumps_reads_both(tmp_path):
+    (tmp_path / "lowered.txt").write_text((LOWERED / "sc_scratch_overflow.hlo.txt").read_text())
+    (tmp_path / "dump.mlir").write_text((PALLAS / "sc_scratch_fits.mlir").read_text())
+    dump = load(tmp_path)
+    assert sorted({Path(r.file).name for r in dump.records}) == [
+        "dump.mlir", "lowered.txt#sc_scratch_overflow"]
+
+
+# --- lowering on this host: check and assert_fits ---------------------------------------
+
+@pytest.fixture(scope="module")
+def kernels() -> ModuleType:
+    """make_fixtures.py, whose kernels made fixtures/pallas/ (imported with jax)."""
+    if not jaxbridge.available():
+        pytest.skip("jax and jaxlib are not installed (pip install 'sc-mlir[jax]')")
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # lowering for TPU needs no TPU
+    spec = importlib.util.spec_from_file_location("make_fixtures", PALLAS / "make_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_fixtures"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def sc_kernel(kernels: ModuleType, big_words: int) -> tuple[Any, tuple[Any, ...]]:
+    name = "sc_scratch_overflow" if big_words == kernels.OVERFLOW_BIG_WORDS else "sc_scratch_fits"
+    return kernels.sc_builder(name, big_words)()
+
+
+def test_check_reports_the_overflowing_kernel_and_the_shrunk_one_fits(kernels):
+    import sc_mlir
+
+    fn, args = sc_kernel(kernels, kernels.OVERFLOW_BIG_WORDS)
+    analysis = sc_mlir.check(fn, *args, chip="7x")
+    report = analysis.report("sc_scratch_overflow", 201)
+    hand = OVERFLOW["spaces"]["vmem"]
+    assert report.verdict == "overflow" and analysis.has_crossing
+    assert report.stack_peak_words == hand["stack_peak_words"]
+    assert report.bound_words == hand["bound_words"]
+    assert report.file == "jit_run#sc_scratch_overflow"
+    [step] = report.crossing.fix
+    assert (step.entry.record.kind, step.entry.record.name, step.entry.record.scratch_index,
+            step.free_words) == ("scratch_operand", "%arg6", 0, 9953)
+
+    fn, args = sc_kernel(kernels, kernels.FITS_BIG_WORDS)
+    shrunk = sc_mlir.check(fn, *args, chip="7x")
+    fitting = shrunk.report("sc_scratch_fits", 201)
+    assert fitting.verdict == "fits" and not shrunk.has_crossing
+    assert fitting.stack_peak_words == FITS["spaces"]["vmem"]["stack_peak_words"]
+    # A bound given by the user wins over the chip's, to the word.
+    peak = fitting.stack_peak_words
+    assert sc_mlir.check(fn, *args, chip="7x", bounds={"201": peak - 1}).has_crossing
+    assert not sc_mlir.check(fn, *args, chip="7x", bounds={"201": peak}).has_crossing
+
+
+def test_assert_fits_raises_with_the_report_and_passes_when_shrunk(kernels):
+    import sc_mlir
+
+    fn, args = sc_kernel(kernels, kernels.OVERFLOW_BIG_WORDS)
+    with pytest.raises(sc_mlir.KernelDoesNotFit) as raised:
+        sc_mlir.assert_fits(fn, *args, chip="7x")
+    message = " ".join(str(raised.value).split())
+    assert isinstance(raised.value, AssertionError)
+    assert "overflow func sc_scratch_overflow space 201 (tile_spmem)" in message
+    assert ("shrink scratch_shapes entry 0 (%arg6, memref<100000xf32, "
+            "#tpu.memory_space<vmem>>, 100,000 words) by 9,953 words") in message
+    fn, args = sc_kernel(kernels, kernels.FITS_BIG_WORDS)
+    assert not sc_mlir.assert_fits(fn, *args, chip="7x").has_crossing
+
+
+def test_two_kernels_in_one_function_give_two_analyses(kernels):
+    import sc_mlir
+
+    big, big_args = sc_kernel(kernels, kernels.OVERFLOW_BIG_WORDS)
+    small, _ = sc_kernel(kernels, kernels.FITS_BIG_WORDS)
+
+    def both(x: Any, table: Any, seed: Any) -> tuple[Any, Any]:
+        return big(x, table, seed), small(x[: kernels.FITS_BIG_WORDS], table, seed)
+
+    analysis = sc_mlir.check(both, *big_args, chip="7x")
+    verdicts = {(r.file, r.verdict) for r in analysis.reports if r.space_id == 201}
+    assert verdicts == {("jit_both#sc_scratch_overflow", "overflow"),
+                        ("jit_both#sc_scratch_fits", "fits")}
+
+
+def test_assert_fits_refuses_a_function_without_kernels(kernels):
+    import jax.numpy as jnp
+
+    import sc_mlir
+
+    with pytest.raises(ValueError, match="no Pallas kernel"):
+        sc_mlir.assert_fits(lambda x: x + 1, jnp.zeros(4))
+
+
+def test_an_api_difference_in_jax_is_said_clearly(kernels, monkeypatch):
+    import jax
+
+    import sc_mlir
+
+    monkeypatch.delattr(jax.sharding, "use_abstract_mesh")
+    fn, args = sc_kernel(kernels, kernels.FITS_BIG_WORDS)
+    with pytest.raises(jaxbridge.JaxApiError, match=r"tested with jax 0\.10\.2"):
+        sc_mlir.check(fn, *args)
