@@ -29,3 +29,11 @@ def test_walkthrough_executes_without_error(tmp_path):
     assert len(images) == 3  # the stack, the contributors, the diff
     html = " ".join(o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {}))
     assert "allocator-limited" in html and "%232" in html
+    # "Check before you compile": the failure's report as text, the fix, then it fits.
+    from sc_mlir import jaxbridge
+
+    if jaxbridge.available():
+        text = " ".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+        assert "overflow  func gather_rows  space 201 (tile_spmem)" in text
+        assert "shrink scratch_shapes entry 1 (%arg6" in " ".join(text.split())
+        assert "12879 rows words: fits" in text
