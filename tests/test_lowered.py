@@ -310,3 +310,30 @@ def test_an_api_difference_in_jax_is_said_clearly(kernels, monkeypatch):
     fn, args = sc_kernel(kernels, kernels.FITS_BIG_WORDS)
     with pytest.raises(jaxbridge.JaxApiError, match=r"tested with jax 0\.10\.2"):
         sc_mlir.check(fn, *args)
+
+
+@needs_jax
+def test_the_generic_form_names_its_target_after_the_config():
+    """MLIR's generic printer sorts attributes: backend_config comes before
+    call_target_name and kernel_name. Printed by jaxlib itself from the saved program."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+
+    text = (LOWERED / "two_kernels.stablehlo.mlir").read_text()
+    with jax_mlir.make_ir_context():
+        generic = ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
+    assert generic.index("backend_config") < generic.index("call_target_name")
+    found = find_kernels(generic)
+    assert [(k.name, k.body) for k in found] == [(k.name, k.body) for k in find_kernels(text)]
+
+
+@needs_jax
+def test_a_program_whose_calls_are_all_unreadable_exits_2_saying_why(tmp_path):
+    text = (LOWERED / "sc_scratch_overflow.stablehlo.mlir").read_text()
+    body_at = text.index("\\22body\\22: \\22") + len("\\22body\\22: \\22")
+    path = tmp_path / "broken.mlir"
+    path.write_text(text[:body_at] + "QUJD" + text[body_at + 4:])  # valid base64, not MLIR
+    result = run("analyze", str(path))
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "broken.mlir:3:" in message and "cannot parse the kernel's body" in message
