@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from sc_mlir import jaxbridge
 from sc_mlir.discover import SNIFF_BYTES, Skipped
@@ -25,6 +26,7 @@ from sc_mlir.scan import Diagnostic
 
 # The sniffer's verdict on HLO text, which has no MLIR in it: such files may be programs.
 _NOT_MLIR = "no MLIR found"
+_SEARCH_BLOCK = 4 << 20
 
 
 @dataclass
@@ -71,14 +73,28 @@ def read_program(path: str) -> Program | None:
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
-            if not looks_like_program(head):
+            if not looks_like_program(head) or not _names_target(head, handle):
                 return None
-            data = head + handle.read()
+            handle.seek(0)
+            data = handle.read()
     except OSError:
         return None  # the ordinary reader reports it
-    if TARGET.encode() not in data:
-        return None
     return program_of(data.decode("utf-8", errors="replace"), path)
+
+
+def _names_target(head: bytes, handle: BinaryIO) -> bool:
+    """Whether the file names the target anywhere: searched block by block, so that a
+    large dump that only looks like a program is never held in memory whole."""
+    target = TARGET.encode()
+    block = head
+    while block:
+        if target in block:
+            return True
+        more = handle.read(_SEARCH_BLOCK)
+        if not more:
+            return False
+        block = block[-len(target):] + more  # a mention may straddle two blocks
+    return False
 
 
 def program_of(text: str, path: str) -> Program | None:

@@ -337,3 +337,21 @@ def test_a_program_whose_calls_are_all_unreadable_exits_2_saying_why(tmp_path):
     assert result.exit_code == 2
     message = " ".join(result.output.split())
     assert "broken.mlir:3:" in message and "cannot parse the kernel's body" in message
+
+
+def test_a_call_far_into_a_large_file_is_found(tmp_path, monkeypatch):
+    """The first 256 KiB decide whether a file looks like a program; the target is then
+    searched block by block (here blocks of 1000 bytes, so mentions straddle blocks)."""
+    import sc_mlir.programs as programs
+
+    monkeypatch.setattr(programs, "_SEARCH_BLOCK", 1000)
+    text = (LOWERED / "two_kernels.stablehlo.mlir").read_text()
+    header, rest = text.split("\n", 1)
+    filler = "".join(f"  // padding line {i:06d} before the calls\n" for i in range(9000))
+    path = tmp_path / "big.mlir"
+    path.write_text(header + "\n" + filler + rest)
+    assert path.stat().st_size > 300_000
+    program = read_program(str(path))
+    assert program is not None
+    assert [(k.name, k.line) for k in program.kernels] == [
+        ("sc_scratch_overflow", 9000 + 3), ("sc_scratch_fits", 9000 + 5)]
