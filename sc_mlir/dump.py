@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -214,7 +217,8 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     # Small files go to the workers whole; a large one is read here, its parts scanned by
     # the same workers. The grammars are built before the workers start, which share them.
     warm_parsers()
-    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable,
+                             mp_context=worker_context()) as pool:
         pending = {i: pool.submit(read_file, path, settings)
                    for i, path in enumerate(files) if not large[i]}
         for i, path in enumerate(files):
@@ -228,6 +232,16 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             if progress:
                 progress(i + 1, total, result.summary.path)
             yield result
+
+
+def worker_context() -> BaseContext | None:
+    """How worker processes start: forked (the default, fast, sharing the grammars built
+    here), except once jax is imported (`sc_mlir.check`, embedded kernels): jax runs
+    threads, and forking a process with threads may deadlock the child, so the workers
+    then start from a fork server, a fresh process without jax."""
+    if "jax" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return None
 
 
 def _splittable(path: str) -> bool:
