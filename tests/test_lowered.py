@@ -360,11 +360,9 @@ def test_a_call_far_into_a_large_file_is_found(tmp_path, monkeypatch):
 def test_workers_are_not_forked_from_a_process_running_jax(kernels, tmp_path):
     """jax runs threads; forking then may deadlock a worker. Reading a directory with
     several jobs after jax was imported starts the workers from a fork server."""
-    import sys as system
-
     from sc_mlir.dump import worker_context
 
-    assert "jax" in system.modules
+    assert "jax" in sys.modules
     context = worker_context()
     assert context is not None and context.get_start_method() == "forkserver"
     for i in range(3):
