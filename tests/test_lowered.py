@@ -368,3 +368,21 @@ def test_workers_are_not_forked_from_a_process_running_jax(kernels, tmp_path):
     for i in range(3):
         (tmp_path / f"k{i}.mlir").write_text((PALLAS / "sc_scratch_fits.mlir").read_text())
     assert len(load(tmp_path, jobs=2).files) == 3
+
+
+def test_a_tensorcore_pallas_call_is_checked_against_its_vmem(kernels):
+    """pl.pallas_call with scratch_shapes: the hand figures of tc_scratch_mixed."""
+    import sc_mlir
+
+    fn, args = kernels.build_tc_scratch_mixed()
+    analysis = sc_mlir.check(fn, *args, chip="7x")
+    hand = HAND["tc_scratch_mixed.mlir"]["funcs"]["tc_scratch_mixed"]["spaces"]
+    peaks = {r.space_name: r.stack_peak_words for r in analysis.reports}
+    assert peaks == {"vmem": hand["vmem"]["stack_peak_words"],
+                     "smem": hand["smem"]["stack_peak_words"],
+                     "sflag": hand["semaphore_mem"]["stack_peak_words"]}
+    vmem = analysis.report("tc_scratch_mixed", "vmem")
+    assert vmem.bound_words == 64 * 1024 * 1024 // 4 and vmem.verdict == "fits"
+    tight = sc_mlir.check(fn, *args, chip="7x",
+                          bounds={"vmem": hand["vmem"]["stack_peak_words"] - 1})
+    assert tight.report("tc_scratch_mixed", "vmem").verdict != "fits"
