@@ -28,9 +28,9 @@ INSTALL_LINE = "pip install 'sc-mlir[jax]'"
 
 # What a lowered program looks like in its first bytes: HLO text, or StableHLO/MHLO ops.
 _PROGRAM_SIGNAL = re.compile(rb"HloModule\b|\bstablehlo\.|\bmhlo\.|\"" + TARGET.encode() + rb"\"")
-_BACKEND_CONFIG = re.compile(r"\bbackend_config\s*=\s*")
-# Unrolled (runs of plain characters, then one escape): fast on megabytes of base64.
-_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
+# No leading \b: a pattern that starts with a literal lets `re` skip ahead by that literal
+# through megabytes of base64; what precedes the match is checked by hand (_is_word_start).
+_BACKEND_CONFIG = re.compile(r"backend_config\s*=\s*")
 _KERNEL_NAME = re.compile(r'\bkernel_name\s*=\s*"((?:[^"\\]|\\.)*)"')
 _MLIR_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2}|.)", re.S)
 _C_ESCAPE = re.compile(r"\\([0-7]{1,3}|x[0-9A-Fa-f]{1,2}|.)", re.S)
@@ -75,6 +75,8 @@ def find_kernels(text: str) -> list[EmbeddedKernel]:
     kernels: list[EmbeddedKernel] = []
     lines = _LineCounter(text)
     for match in _BACKEND_CONFIG.finditer(text):
+        if not _is_word_start(text, match.start()):
+            continue
         value_start = match.end()
         value = _config_value(text, value_start, hlo)
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -97,6 +99,10 @@ def find_kernels(text: str) -> list[EmbeddedKernel]:
         name = _unescape_mlir(name_match.group(1)) if name_match else None
         kernels.append(_kernel(where, name, config_text))
     return kernels
+
+
+def _is_word_start(text: str, at: int) -> bool:
+    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_$.")
 
 
 class _LineCounter:
@@ -135,11 +141,11 @@ def _line_end(text: str, at: int) -> int:
 def _config_value(text: str, start: int, hlo: bool) -> tuple[str, int] | None:
     """The backend_config's JSON text (escapes undone) and where its value ends."""
     if text.startswith('"', start):
-        string = _STRING.match(text, start)
-        if string is None:
+        end = _closing_quote(text, start + 1)
+        if end < 0:
             return None
-        raw = string.group(1)
-        return (_unescape_c(raw) if hlo else _unescape_mlir(raw)), string.end()
+        raw = text[start + 1:end]
+        return (_unescape_c(raw) if hlo else _unescape_mlir(raw)), end + 1
     if text.startswith("{", start) and hlo:
         # HLO prints a JSON backend_config bare; it may hold raw newlines.
         try:
@@ -148,6 +154,25 @@ def _config_value(text: str, start: int, hlo: bool) -> tuple[str, int] | None:
             return None
         return text[start:end], end
     return None
+
+
+def _closing_quote(text: str, at: int) -> int:
+    """Where the string that starts at `at` ends (its closing quote), or -1. Found with
+    str.find, quote by quote: a quote after an odd run of backslashes is escaped.
+
+    >>> _closing_quote(r'ab\\"c\\\\"d', 0)  # a, b, \\, ", c, \\, \\, " (7), d
+    7
+    """
+    while True:
+        end = text.find('"', at)
+        if end < 0:
+            return -1
+        backslashes = 0
+        while end - 1 - backslashes >= at and text[end - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return end
+        at = end + 1
 
 
 def _unescape_mlir(raw: str) -> str:

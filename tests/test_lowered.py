@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sc_mlir import jaxbridge
@@ -386,3 +388,55 @@ def test_a_tensorcore_pallas_call_is_checked_against_its_vmem(kernels):
     tight = sc_mlir.check(fn, *args, chip="7x",
                           bounds={"vmem": hand["vmem"]["stack_peak_words"] - 1})
     assert tight.report("tc_scratch_mixed", "vmem").verdict != "fits"
+
+
+def mlir_escaped(text: str) -> str:
+    """As MLIR's printer writes a string attribute (llvm::printEscapedString): printable
+    ASCII as is, except a backslash (doubled) and a quote; every other byte as \\XX."""
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char == "\\":
+            out.append("\\\\")
+        elif 32 <= byte < 127 and char != '"':
+            out.append(char)
+        else:
+            out.append(f"\\{byte:02X}")
+    return "".join(out)
+
+
+def c_escaped(text: str) -> str:
+    """As absl::CEscape writes it (XLA's HLO printer): \\n \\r \\t \\" \\' \\\\ and octal."""
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "'": "\\'", "\\": "\\\\"}
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in named:
+            out.append(named[char])
+        elif 32 <= byte < 127:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return "".join(out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), st.text(max_size=30), max_size=4),
+       st.binary(max_size=64), st.booleans())
+def test_any_config_round_trips_through_either_printer(extra, body, hlo):
+    """Whatever the JSON holds (quotes, backslashes, newlines, non-ASCII), escaped as
+    each printer escapes it, the reader gets the same config and body back."""
+    config = {"custom_call_config": {"body": base64.b64encode(body).decode()}, **extra}
+    if "custom_call_config" in extra:
+        return
+    payload = json.dumps(config, ensure_ascii=False)  # raw UTF-8 in the JSON too
+    if hlo:
+        text = ('HloModule m\n\nENTRY e {\n  ROOT c = f32[] custom-call(), '
+                f'custom_call_target="tpu_custom_call", backend_config="{c_escaped(payload)}"\n}}\n')
+    else:
+        text = ('module {\n  %0 = stablehlo.custom_call @tpu_custom_call() {backend_config = '
+                f'"{mlir_escaped(payload)}", kernel_name = "k"}} : () -> tensor<f32>\n}}\n')
+    [kernel] = find_kernels(text)
+    assert kernel.body == body and kernel.line == (4 if hlo else 2)
+    del config["custom_call_config"]["body"]
+    assert kernel.config == config
