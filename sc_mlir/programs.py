@@ -98,11 +98,12 @@ def _names_target(head: bytes, handle: BinaryIO) -> bool:
 
 
 def program_of(text: str, path: str) -> Program | None:
-    """The kernels of a program's text (None when it names no `tpu_custom_call`)."""
+    """The kernels of a program's text; None when it holds no `tpu_custom_call` op (a
+    mere mention, in a comment say, leaves the file to the ordinary reader)."""
     kernels = find_kernels(text)
-    mentions = count_mentions(text)
-    if not kernels and not mentions:
+    if not kernels:
         return None
+    mentions = count_mentions(text)
     program = Program(path, kernels)
     for kernel in kernels:
         if kernel.problem is not None:

@@ -440,3 +440,13 @@ def test_any_config_round_trips_through_either_printer(extra, body, hlo):
     assert kernel.body == body and kernel.line == (4 if hlo else 2)
     del config["custom_call_config"]["body"]
     assert kernel.config == config
+
+
+def test_a_dump_that_only_mentions_the_target_is_read_as_a_dump(tmp_path):
+    path = tmp_path / "mentions.mlir"
+    path.write_text("// stablehlo.custom_call @tpu_custom_call was lowered into this\n"
+                    + (PALLAS / "sc_scratch_fits.mlir").read_text())
+    assert read_program(str(path)) is None
+    dump = load(path)
+    assert len([r for r in dump.records if r.kind == "scratch_operand"]) == len(
+        FITS["scratch_operands"])
