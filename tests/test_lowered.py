@@ -450,3 +450,18 @@ def test_a_dump_that_only_mentions_the_target_is_read_as_a_dump(tmp_path):
     dump = load(path)
     assert len([r for r in dump.records if r.kind == "scratch_operand"]) == len(
         FITS["scratch_operands"])
+
+
+@needs_jax
+def test_the_cli_says_which_jax_function_is_missing(monkeypatch):
+    import jax._src.interpreters.mlir as jax_mlir
+
+    jaxbridge._mlir.cache_clear()
+    monkeypatch.delattr(jax_mlir, "make_ir_context")
+    try:
+        result = run("analyze", str(LOWERED / "sc_scratch_overflow.stablehlo.mlir"))
+    finally:
+        jaxbridge._mlir.cache_clear()
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "make_ir_context" in message and "tested with jax 0.10.2" in message
