@@ -28,10 +28,14 @@ _EXPORTS = {
     "example_passes_path": "sc_mlir.api",
     "passes": "sc_mlir.api",
     "plot_passes": "sc_mlir.api",
+    "from_lowered": "sc_mlir.lowered",
+    "check": "sc_mlir.lowered",
+    "assert_fits": "sc_mlir.lowered",
+    "KernelDoesNotFit": "sc_mlir.lowered",
 }
-__all__ = ["Dump", "NoMLIRFound", "diff", "example_diff_paths", "example_log_path",
-           "example_passes_path", "example_path", "explain", "load", "passes", "plot_diff",
-           "plot_passes"]
+__all__ = ["Dump", "KernelDoesNotFit", "NoMLIRFound", "assert_fits", "check", "diff",
+           "example_diff_paths", "example_log_path", "example_passes_path", "example_path",
+           "explain", "from_lowered", "load", "passes", "plot_diff", "plot_passes"]
 
 if TYPE_CHECKING:
     from sc_mlir.api import (
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
         plot_passes,
     )
     from sc_mlir.dump import Dump, NoMLIRFound, example_path, load
+    from sc_mlir.lowered import KernelDoesNotFit, assert_fits, check, from_lowered
 
 
 def __getattr__(name: str) -> Any:

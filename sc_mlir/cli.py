@@ -55,6 +55,7 @@ from sc_mlir.dumpdiff import (
 )
 from sc_mlir.explanation import bounds_from_failures, explain_all
 from sc_mlir.gcpause import paused_gc
+from sc_mlir.jaxbridge import JaxApiError, JaxMissing
 from sc_mlir.logs import Failure, read_log
 from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
 from sc_mlir.render.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
@@ -281,8 +282,9 @@ def _load(path: str, jobs: int | None, settings: LoadSettings | None = None,
         with progress_bar(quiet) as hook:
             dump = load(path, jobs=jobs, settings=settings, progress=hook)
     except FileNotFoundError as exc:
-        _stderr().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(str(exc)) from None
+    except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
+        raise usage_error(str(exc)) from None
     except NoMLIRFound as exc:
         print_diagnostics(_stderr(), exc.diagnostics, verbose=True)
         raise usage_error(f"no MLIR text found in {path}") from None

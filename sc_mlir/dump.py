@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir import parts
+from sc_mlir import jaxbridge, parts
 from sc_mlir.discover import Skipped, discover
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts, wait_reporting
+from sc_mlir.programs import Program, kernel_sources, missing_jax_message, split_programs
 from sc_mlir.progress import (
     ByteProgress,
     BytesRead,
@@ -29,7 +32,7 @@ from sc_mlir.progress import (
     count_in_worker,
     start_worker,
 )
-from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file
+from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file, scan_text
 from sc_mlir.syntax import warm_parsers
 from sc_mlir.tables import frame_of
 
@@ -88,6 +91,19 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except OSError as exc:
             return _unread(path, f"cannot read: {exc.strerror or exc}")
         except Exception as exc:  # a bug must cost one file, not the whole dump
+            return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
+                           "please report this with the file")
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
+                      diagnostics)
+
+
+def read_kernel(path: str, text: str, settings: LoadSettings) -> FileResult:
+    """Scan a kernel held in memory (from a lowered program) as if it were a file."""
+    with paused_gc():
+        try:
+            scan = scan_text(text, path, settings.scan)
+            records, diagnostics = build_allocations(scan, settings.model)
+        except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
@@ -173,12 +189,21 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     MLIR text are skipped, each with a diagnostic. `progress(done, total, path)` is called
     as the files are scanned, in bytes (of all the MLIR files), ending with done == total.
     Raises `FileNotFoundError` for a path that does not exist, and `NoMLIRFound` when
-    nothing under it is MLIR text (an empty directory, only binary files...).
+    nothing under it is MLIR text (an empty directory, only binary files...). A lowered
+    program (StableHLO or HLO text with `tpu_custom_call`s) is read as its kernels, each a
+    file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
+    were found, if it is absent).
     """
     settings = settings or LoadSettings()
     files, skipped = discover(path)
+    files, skipped, programs = split_programs(files, skipped)
+    if any(p.kernels for p in programs) and not jaxbridge.available():
+        raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
     results = list(_read_all(files, settings, jobs, progress))
+    for program in programs:
+        results.extend(read_program_kernels(program, settings))
+        diagnostics.extend(program.diagnostics)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
     for result in results:
@@ -189,6 +214,13 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     if not dump.usable:
         raise NoMLIRFound(str(path), diagnostics)
     return dump
+
+
+def read_program_kernels(program: Program, settings: LoadSettings) -> list[FileResult]:
+    """The kernels of a lowered program, each read as a file. Problems with single kernels
+    are added to `program.diagnostics`."""
+    return [read_kernel(source.path, source.text, settings)
+            for source in kernel_sources(program)]
 
 
 def _skip_note(skipped: Skipped) -> Diagnostic:
@@ -212,7 +244,7 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     # the same workers. The grammars are built before the workers start, which share them.
     # The workers add the bytes they scan to one shared counter.
     warm_parsers()
-    context = multiprocessing.get_context()
+    context = worker_context()
     counter = context.Value("q", 0) if progress else None
     tracker = ByteProgress(progress, sum(sizes), counter)
     worker_bytes = count_in_worker if progress else None
@@ -235,6 +267,16 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             tracker.finish(path)
             yield result
     tracker.complete()
+
+
+def worker_context() -> BaseContext:
+    """How worker processes start: forked (the default, fast, sharing the grammars built
+    here), except once jax is imported (`sc_mlir.check`, embedded kernels): jax runs
+    threads, and forking a process with threads may deadlock the child, so the workers
+    then start from a fork server, a fresh process without jax."""
+    if "jax" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context()
 
 
 def _size(path: str) -> int:

@@ -33,3 +33,11 @@ def test_walkthrough_executes_without_error(tmp_path):
                                                   o.get("data", {}).get("text/plain", "")))
     assert "what if: 140,704 -> 117,264 words, fits" in text
     assert "model/embedding.py:88" in text
+    # "Check before you compile": the failure's report as text, the fix, then it fits.
+    from sc_mlir import jaxbridge
+
+    if jaxbridge.available():
+        text = " ".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+        assert "overflow  func gather_rows  space 201 (tile_spmem)" in text
+        assert "shrink scratch_shapes entry 1 (%arg6" in " ".join(text.split())
+        assert "12879 rows words: fits" in text

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 from sc_mlir import parts
-from sc_mlir.dump import allocation_row, load
+from sc_mlir.dump import allocation_row, load, worker_context
 from sc_mlir.model import build_allocations
 from sc_mlir.parts import plan_parts, scan_file_in_parts
 from sc_mlir.scan import FileScan, ScanSettings, scan_file
@@ -71,7 +71,7 @@ def test_parts_cross_processes(tmp_path):
     path = tmp_path / "generic.mlir"
     write_dump(path, "generic", 400_000)
     prefix, planned = plan_parts(str(path), 3, 50_000)
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(2, mp_context=worker_context()) as pool:
         scanned = parts.join_parts(str(path), list(pool.map(
             parts.scan_part, *zip(*[(str(path), prefix, p, ScanSettings()) for p in planned], strict=True))))
     assert scanned is not None
