@@ -107,7 +107,7 @@ def explain(report: SpaceReport, base: str, top: int, console: Console) -> Rende
             f"Even with perfect reuse the liveness peak is {n(report.liveness_peak_words)} "
             f"words: at least {n(report.must_free_words)} words must go.", style="red"))
     parts.extend(_para(line) for line in fix_lines(c))
-    table = Table(title="allocas on the stack at the crossing, largest first",
+    table = Table(title="entries on the stack at the crossing, largest first",
                   title_justify="left", header_style="bold", box=None, padding=(0, 1))
     table.add_column("name", no_wrap=True)
     table.add_column("kind", no_wrap=True)
