@@ -1,0 +1,653 @@
+"""The fast reader: one file read as a buffer, with C-level searches surfacing only the
+events the allocation analysis needs; Python runs per event, never per line.
+
+Events: a `{` that ends a line (a region opens), a `}` that starts one (a region closes),
+a block label, an allocation op, and, per func, the occurrences of the names derived from
+its allocas (their uses). Program points are counted from line numbers: in the text this
+reader vouches for, every line is an op, a region's closing line or a block label.
+
+It vouches only for text whose shape it knows: ASCII without control bytes, no comment, no
+escape, no resources section, one op per line with its brackets balanced, every `{` inside
+a line an attribute dict, single-block regions, a trailing `#loc` table numbered in order.
+For anything else `read_events` returns None and the careful line reader
+(`sc_mlir.scan.Scanner`) reads the file, which is always the authority: where both read a
+file, they give the same `FileScan` (tests/test_events.py holds them equal). The attribute
+and alias definitions before the first op are read by the careful reader itself.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Mapping
+
+from sc_mlir.scan import (
+    _CONTINUATION_WORDS,
+    _DICT_ENTRY,
+    _HEAD,
+    _MAYBE_REGION_OPEN,
+    Chunk,
+    FileScan,
+    OpFrame,
+    RawAlloca,
+    Scanner,
+    ScanSettings,
+    _passes_values_out,
+    _results_of,
+)
+from sc_mlir.syntax import SyntaxProblem, parse_alloca, parse_alloca_parts
+
+# The op names read as allocation records: the one table to extend (the pretty name; the
+# generic form is the same name in quotes).
+ALLOCATION_OPS: tuple[str, ...] = ("memref.alloca",)
+_ALLOCATION_OP = re.compile(
+    b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb"(?![\w$.\-])"
+)
+_ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION_OPS}
+
+# Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
+# UTF-8 go to the careful reader, which reports them and counts columns in characters).
+_PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+_REGION_OPEN = re.compile(rb"\{\n")
+_REGION_CLOSE = re.compile(rb"\n[ \t]*\}")
+_LABEL = re.compile(rb"\n[ \t]*\^")
+# A line that starts with something other than an op, a `}` or a label (blank lines too).
+_ODD_LINE_START = re.compile(rb'\n[ \t]*+(?![%"A-Za-z_}^])')
+_CONTINUATION_LINE = re.compile(
+    rb"\n[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + rb")(?![\w$.])"
+)
+# An op line that ends inside its brackets or its operand list.
+_OPEN_LINE_END = re.compile(rb"[(\[,]\n")
+_OP_START = frozenset(bytes([c]) for c in b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
+_CONTINUATION_WORD = re.compile(
+    rb"[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + rb")(?![\w$.])"
+)
+_LOC_NAME = re.compile(rb"^#loc(\d*) = ", re.MULTILINE)
+_LOC_ALIAS = re.compile(r"#loc(\d*)")
+# One `#locN = loc(...)` line: strings without escapes, brackets balanced up to depth 4.
+_INNER = rb'(?:[^"()\[\]{}<>\n]++|"[^"\\\n]*+")'
+_BALANCED = _INNER + rb"*+"
+for _ in range(4):
+    _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
+                 + rb"\]|<" + _BALANCED + rb">)*+")
+_LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
+_VALUE_AT = re.compile(rb"[^\n]*")
+
+
+class _Unvouched(Exception):
+    """The text has a shape the fast reader does not vouch for."""
+
+
+class LocationTable(Mapping[str, str]):
+    """The `#loc` aliases of a trailing location table, fetched by position when asked for:
+    a dump has hundreds of thousands and a report needs a few. The table was checked to
+    define `#loc` (optional), `#loc1` ... `#locN` in order, one per line."""
+
+    def __init__(self, data: bytes, start: int, end: int, first: int, count: int,
+                 before: dict[str, str]) -> None:
+        self._data = data
+        self._start, self._end = start, end
+        self._first, self._count = first, count  # numbers first .. first + count - 1
+        self._before = before  # aliases defined before the first op
+        self._found: dict[str, str] = {}
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Sent to another process (records built in a worker): the table, not the file.
+        table = bytes(self._data[self._start - 1 : self._end])
+        return (LocationTable, (table, 1, len(table), self._first, self._count, self._before))
+
+    def _number(self, name: str) -> int | None:
+        m = _LOC_ALIAS.fullmatch(name)
+        if m is None:
+            return None
+        digits = m.group(1)
+        if digits and (digits[0] == "0" or not digits.isdigit()):
+            return None
+        number = int(digits) if digits else 0
+        return number if self._first <= number < self._first + self._count else None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._before or (isinstance(name, str) and self._number(name) is not None)
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._before:
+            return self._before[name]
+        found = self._found.get(name)
+        if found is not None:
+            return found
+        number = self._number(name)
+        if number is None:
+            raise KeyError(name)
+        data = self._data
+        low, high = self._start, self._end
+        while True:  # bisect on byte positions: lines are in number order
+            middle = (low + high) // 2
+            line = data.rfind(b"\n", self._start - 1, middle) + 1
+            equals = data.index(b" = ", line)
+            digits = data[line + 4 : equals]
+            at = int(digits) if digits else 0
+            if at == number:
+                value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
+                self._found[name] = value
+                return value
+            if at < number:
+                low = data.index(b"\n", line) + 1
+            else:
+                high = line
+            if low >= high:
+                raise KeyError(name)  # cannot happen in a checked table
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._before
+        for number in range(self._first, self._first + self._count):
+            yield f"#loc{number}" if number else "#loc"
+
+    def __len__(self) -> int:
+        return len(self._before) + self._count
+
+
+class _Region:
+    __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
+                 "labels", "owner", "parent", "start")
+
+    def __init__(self, owner: OpFrame | None, parent: _Region | None, depth: int,
+                 start: int, generic: bool) -> None:
+        self.owner = owner
+        self.parent = parent
+        self.depth = depth
+        self.start = start
+        self.end = -1
+        self.generic = generic  # opened by `({`: its op's `(` stays open
+        self.had_ops = False
+        self.labels = 0
+        self.frames_cache: tuple[OpFrame, ...] | None = None
+        self.child_counts: dict[str, int] = {}
+
+    @property
+    def frames(self) -> tuple[OpFrame, ...]:
+        if self.frames_cache is None:
+            self.frames_cache = tuple(self.owner.ancestors()) if self.owner else ()
+        return self.frames_cache
+
+
+def read_events(path: str, settings: ScanSettings | None = None) -> FileScan | None:
+    """The file's `FileScan`, or None when it has a shape only the careful reader reads."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return scan_bytes(data, path, settings)
+
+
+def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None = None
+               ) -> FileScan | None:
+    """`read_events` on bytes already in memory."""
+    try:
+        return _Reader(data, path, settings or ScanSettings()).read()
+    except (_Unvouched, SyntaxProblem):
+        return None
+
+
+class _Reader:
+    def __init__(self, data: bytes, path: str, settings: ScanSettings) -> None:
+        self.data = data
+        self.path = path
+        self.settings = settings
+
+    # -- the whole file --------------------------------------------------------------
+
+    def read(self) -> FileScan:
+        data = self.data
+        if not data or data.translate(None, _PLAIN_BYTES):
+            raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
+        if b"//" in data or b"\\" in data or b"{-#" in data:
+            raise _Unvouched("a comment, an escape or a resources section")
+        if not data.endswith(b"\n"):
+            data = self.data = data + b"\n"
+        self.lines = data.count(b"\n")
+        body_start, prefix_scan = self._prefix()
+        body_end, table = self._table(body_start, prefix_scan.chunks[0].aliases)
+        if (data[body_start : body_start + 1] not in _OP_START
+                or _ODD_LINE_START.search(data, body_start, body_end - 1)
+                or _CONTINUATION_LINE.search(data, max(body_start - 1, 0), body_end)
+                or _CONTINUATION_WORD.match(data, body_start)
+                or _OPEN_LINE_END.search(data, body_start, body_end)):
+            raise _Unvouched("a line that is not a whole op, a region end or a label")
+        for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
+            if data.count(opening, body_start, body_end) != data.count(closing, body_start,
+                                                                        body_end):
+                raise _Unvouched("brackets that do not balance")
+        self.body_start, self.body_end = body_start, body_end
+        self.first_body_line = data.count(b"\n", 0, body_start) + 1
+        self._structure()
+        self._liveness()
+        chunk = Chunk(0, 1)
+        chunk.aliases = table  # type: ignore[assignment]  # a read-only mapping
+        allocas = self.allocas
+        for alloca in allocas:
+            alloca.live_end = self.live_end[alloca.index]
+            alloca.live_end_line = self.live_end_line[alloca.index]
+        return FileScan(self.path, allocas, [chunk], list(prefix_scan.diagnostics),
+                        self.lines, self.ops)
+
+    def _prefix(self) -> tuple[int, FileScan]:
+        """Alias definitions before the first op, read by the careful reader."""
+        data = self.data
+        start = 0
+        while data[start : start + 1] in (b"#", b"!"):
+            start = data.index(b"\n", start) + 1
+        lines = data[:start].decode().split("\n")[:-1]
+        scanner = Scanner(self.path, self.settings)
+        scanner.feed_checked(lines, False)
+        if (scanner.pending_alias is not None or scanner.order or scanner.nesting
+                or len(scanner.regions) != 1 or scanner.diagnostics):
+            raise _Unvouched("the alias definitions before the first op")
+        if start >= len(data):
+            raise _Unvouched("no op")
+        return start, scanner.finish()
+
+    def _table(self, body_start: int, before: dict[str, str]) -> tuple[int, Mapping[str, str]]:
+        """Where the ops end, and the `#loc` table after them."""
+        data = self.data
+        end = len(data)
+        table_at = data.find(b"\n#", body_start)
+        if table_at < 0:
+            return end, before
+        body_end = table_at + 1
+        if data.find(b"memref.alloca", body_end) >= 0:
+            raise _Unvouched("an allocation op's name in the location table")
+        if _LOC_TABLE.match(data, body_end).end() != end:
+            raise _Unvouched("a location table line this reader does not read")
+        numbers = _LOC_NAME.findall(data, body_end)
+        first = int(numbers[0]) if numbers[0] else 0
+        expected = [str(n).encode() for n in range(first, first + len(numbers))]
+        if first == 0:
+            expected[0] = b""
+        if numbers != expected or any(_LOC_ALIAS.fullmatch(name) for name in before):
+            raise _Unvouched("a location table out of order")
+        return body_end, LocationTable(data, body_end, end, first, len(numbers), before)
+
+    # -- regions, ops and allocas ----------------------------------------------------
+
+    def _structure(self) -> None:
+        """Regions, ops and allocas in one pass over the events, in text order."""
+        data = self.data
+        start, end = self.body_start, self.body_end
+        events: list[tuple[int, int]] = []  # (offset, kind): 0 close, 1 label, 2 alloca, 3 open
+        # Close and label events match from the newline before their line; the body's first
+        # line is an op, so the search starts at that newline.
+        search_from = max(start - 1, 0)
+        events.extend((m.start() + 1, 0) for m in _REGION_CLOSE.finditer(data, search_from, end))
+        events.extend((m.start() + 1, 1) for m in _LABEL.finditer(data, search_from, end))
+        events.extend((m.start(), 2) for m in _ALLOCATION_OP.finditer(data, start, end))
+        events.extend((m.start(), 3) for m in _REGION_OPEN.finditer(data, start, end))
+        events.sort()
+        self.allocas: list[RawAlloca] = []
+        self.live_end: list[int] = []
+        self.live_end_line: list[int] = []
+        self.alloca_region: list[_Region] = []
+        self.frame_end_line: dict[int, int] = {}
+        root = _Region(None, None, 0, start, False)
+        region = root
+        line = self.first_body_line
+        position = start
+        non_ops = 0  # region-end and label lines so far: every other body line is an op
+        last_op_line = 0
+        self.event_offsets: list[int] = [start]
+        self.event_lines: list[int] = [line]
+        self.non_op_lines: list[int] = []
+        self.transitions: list[int] = [start]  # the region at an offset: from here on
+        self.transition_regions: list[_Region] = [root]
+        # What a line is, for lines other than plain ops: ("op", frame) a region's op,
+        # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
+        self.line_kind: dict[int, tuple[str, object]] = {}
+        top_count = 0
+        last_close_line = -1
+        just_closed: _Region | None = None
+        run_once = self.settings.run_once_ops
+        for offset, kind in events:
+            line_start = data.rfind(b"\n", 0, offset) + 1 if kind >= 2 else offset
+            new_line = line + data.count(b"\n", position, line_start)
+            if new_line - 1 > line:
+                last_op_line = new_line - 1  # the lines between events are ops
+            line = new_line
+            position = line_start
+            self.event_offsets.append(line_start)
+            self.event_lines.append(line)
+            ops_before = (line - self.first_body_line) - non_ops
+            if kind == 0:  # `}` starts the line
+                if region is root:
+                    raise _Unvouched("'}' closes nothing")
+                owner = region.owner
+                assert owner is not None
+                region.end = line_start
+                owner.end_order = ops_before
+                self.frame_end_line[id(owner)] = last_op_line
+                text = self._line(line_start)
+                rest = text[text.index("}") + 1 :]
+                continues = rest.endswith("{")
+                tail = rest[:-1] if continues else rest
+                if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
+                        or tail.count("[") != tail.count("]") or text.count('"') % 2):
+                    raise _Unvouched("a region end this reader does not read")
+                paren = tail.count("(") - tail.count(")")
+                if region.generic and continues:
+                    well_formed = paren == 0 and tail.strip() == ","
+                elif region.generic:
+                    well_formed = paren == -1 and tail.startswith(")")
+                else:
+                    well_formed = paren == 0 and (not continues or tail.strip() == "else")
+                if not well_formed:
+                    raise _Unvouched("a region end this reader does not read")
+                if tail.strip():
+                    owner.trailer.append(tail)
+                just_closed = region
+                region = region.parent  # type: ignore[assignment]
+                self.transitions.append(line_start)
+                self.transition_regions.append(region)
+                self.non_op_lines.append(line)
+                non_ops += 1
+                last_close_line = line
+                self.line_kind[line] = ("close", owner)
+            elif kind == 1:  # a block label
+                if region.had_ops or region.labels or line in self.line_kind:
+                    raise _Unvouched("a region with several blocks")
+                region.labels += 1
+                self.non_op_lines.append(line)
+                non_ops += 1
+                self.line_kind[line] = ("label", None)
+            elif kind == 2:  # an allocation op
+                if line in self.line_kind:
+                    raise _Unvouched("an allocation op that is not alone on its line")
+                region.had_ops = True
+                self._alloca(self._line(line_start), line, ops_before + 1, region)
+                last_op_line = line
+            else:  # kind == 3: a `{` ends the line
+                text = self._line(line_start)
+                following = data[offset + 2 : data.find(b"\n", offset + 2)].decode()
+                if _DICT_ENTRY.match(following) or text.count('"') % 2:
+                    raise _Unvouched("an attribute dict over several lines")
+                if last_close_line == line:
+                    # The op whose region just closed on this line opens its next one.
+                    assert just_closed is not None and just_closed.owner is not None
+                    frame = just_closed.owner
+                    generic = just_closed.generic
+                else:
+                    if line in self.line_kind:
+                        raise _Unvouched("an op this reader does not read")
+                    frame, generic = self._region_op(text, line, ops_before + 1, region,
+                                                     run_once)
+                    if region.owner is None:
+                        frame.top_index = top_count
+                        top_count += 1
+                    self.line_kind[line] = ("op", frame)
+                    last_op_line = line
+                region = _Region(frame, region, region.depth + 1, offset + 2, generic)
+                self.transitions.append(offset + 1)
+                self.transition_regions.append(region)
+        if region is not root:
+            raise _Unvouched("regions still open at the end")
+        root.end = end
+        self.root = root
+        self.last_body_line = data.count(b"\n", 0, end)
+        self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
+
+    def _region_op(self, text: str, line: int, order: int, region: _Region,
+                   run_once: frozenset[str]) -> tuple[OpFrame, bool]:
+        head = _HEAD.match(text)
+        if head is None or head.group(2) in _ALLOCATION_OP_NAMES:
+            raise _Unvouched("an op this reader does not read")
+        name = head.group(2)
+        if (name[0] != '"' and head.group(1) is None and name in _CONTINUATION_WORDS) or (
+                text.count('"') > 2 and '%' in text):
+            raise _Unvouched("an op this reader does not read")
+        stripped = text.rstrip()
+        generic = stripped.endswith("({")
+        before_brace = stripped[:-1]
+        if (_MAYBE_REGION_OPEN.search(before_brace)
+                or before_brace.count("{") != before_brace.count("}")
+                or before_brace.count("[") != before_brace.count("]")
+                or before_brace.count("(") - before_brace.count(")") != (1 if generic else 0)):
+            raise _Unvouched("a region start this reader does not read")
+        region.had_ops = True
+        bare = name.strip('"')
+        index = region.child_counts.get(bare, 0)
+        region.child_counts[bare] = index + 1
+        results_text = head.group(1)
+        frame = OpFrame(
+            name=bare,
+            order=order,
+            line=line,
+            col=head.start(2) + 1,
+            header=text[head.start(1) if results_text else head.start(2):].strip(),
+            results=_results_of(results_text) if results_text else (),
+            parent=region.owner,
+            sibling_index=index,
+            loop_like=bare not in run_once,
+            chunk=0,
+        )
+        return frame, generic
+
+    def _line(self, line_start: int) -> str:
+        return self.data[line_start : self.data.index(b"\n", line_start)].decode()
+
+    def _alloca(self, raw: str, line: int, order: int, region: _Region) -> None:
+        """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
+        head = _HEAD.match(raw)
+        if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
+                or raw.count("memref.alloca") != 1 or raw.count("(") != raw.count(")")
+                or raw.count("[") != raw.count("]")
+                or raw.count('"') % 2
+                or any(c in s for s in raw.split('"')[1::2] for c in "{}%")):
+            raise _Unvouched("an allocation op this reader does not read")
+        results_text = head.group(1)
+        results = _results_of(results_text) if results_text else ()
+        op_start = head.start(1) if results_text else head.start(2)
+        text = raw[op_start:].rstrip()
+        body_at = head.start(2) - op_start
+        loc_at = text.rfind(" loc(")
+        try:
+            if loc_at > body_at and text.endswith(")"):
+                syntax = parse_alloca_parts(results_text or "", text[body_at:loc_at],
+                                            text[loc_at + 1 :])
+            else:
+                syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
+        except SyntaxProblem:
+            syntax = parse_alloca(text)  # raises where the careful reader would complain
+        if syntax.dynamic_sizes:
+            raise _Unvouched("dynamic sizes")  # their constants: the careful reader
+        alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,
+                           text, results, region.frames, 0)
+        alloca.syntax = syntax
+        self.allocas.append(alloca)
+        self.live_end.append(order)
+        self.live_end_line.append(line)
+        self.alloca_region.append(region)
+        self.line_kind[line] = ("alloca", alloca)
+
+    # -- uses ------------------------------------------------------------------------
+
+    def _line_of(self, offset: int) -> int:
+        i = bisect_right(self.event_offsets, offset) - 1
+        return self.event_lines[i] + self.data.count(b"\n", self.event_offsets[i], offset)
+
+    def _region_at(self, offset: int) -> _Region:
+        return self.transition_regions[bisect_right(self.transitions, offset) - 1]
+
+    def _liveness(self) -> None:
+        """Last uses: the names the allocas define, then the views and yielded values made
+        from them, a round at a time, each round one search over the text."""
+        entries: list[_Binding] = []
+        for alloca in self.allocas:
+            region = self.alloca_region[alloca.index]
+            scope_start = self.data.index(b"\n", self._offset_of_line(alloca))
+            for name in alloca.results:
+                entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
+                                        region.end, alloca.line))
+        while entries:
+            entries = self._search(entries)
+
+    def _offset_of_line(self, alloca: RawAlloca) -> int:
+        i = bisect_left(self.event_lines, alloca.line)
+        return self.event_offsets[i]
+
+    def _search(self, entries: list[_Binding]) -> list[_Binding]:
+        """Uses of these bindings; returns the bindings they make (views, yields)."""
+        data = self.data
+        by_name: dict[bytes, list[_Binding]] = {}
+        for entry in entries:
+            by_name.setdefault(entry.name.encode(), []).append(entry)
+        starts: dict[bytes, list[int]] = {}
+        for name, bound in by_name.items():
+            bound.sort(key=lambda e: e.scope_start)
+            starts[name] = [e.scope_start for e in bound]
+        pattern = re.compile(_alternation(sorted(by_name)) + rb"(?![\w$.\-])")
+        low = min(e.scope_start for e in entries)
+        high = max(e.scope_end for e in entries)
+        made: list[_Binding] = []
+        current_line_start = -1
+        line_ids: frozenset[int] = frozenset()
+        line_offset = 0
+        for m in pattern.finditer(data, low, high):
+            p = m.start()
+            name = m.group()
+            bound = by_name[name]
+            k = bisect_right(starts[name], p) - 1
+            ids: frozenset[int] = frozenset()
+            for entry in bound[max(k - 7, 0) : k + 1]:
+                if p < entry.scope_end:
+                    ids = ids | entry.ids
+            if not ids:
+                continue
+            line_start = data.rfind(b"\n", 0, p) + 1
+            if line_start != current_line_start:
+                if current_line_start >= 0 and line_ids:
+                    made.extend(self._use_line(current_line_start, line_offset, line_ids))
+                current_line_start = line_start
+                line_ids = frozenset()
+                line_offset = p
+            line_ids = line_ids | ids
+        if current_line_start >= 0 and line_ids:
+            made.extend(self._use_line(current_line_start, line_offset, line_ids))
+        return made
+
+    def _use_line(self, line_start: int, first_use: int, ids: frozenset[int]
+                  ) -> list[_Binding]:
+        """The tracked values named on one line: where they are used, and what the line's
+        op makes of them."""
+        data = self.data
+        text = self._line(line_start)
+        line = self._line_of(line_start)
+        kind, what = self.line_kind.get(line, ("plain", None))
+        if kind in ("label", "alloca"):
+            raise _Unvouched("a tracked value on a label or an allocation line")
+        if text.count('"') and '%' in "".join(text.split('"')[1::2]):
+            raise _Unvouched("a value name inside a string")
+        region = self._region_at(first_use)
+        made: list[_Binding] = []
+        if kind == "plain":
+            head = _HEAD.match(text)
+            if head is None:
+                raise _Unvouched("an op this reader does not read")
+            results_text = head.group(1)
+            if results_text and first_use - line_start < head.end(1):
+                # A tracked name among the results: its own definition (a view's), or a
+                # name defined again.
+                return self._definition_line(text, head, line, ids)
+            order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
+            end, end_line = order, line
+            name = head.group(2)
+            bare = name.strip('"')
+            if results_text:
+                if bare != "arith.constant" and self._makes_view(
+                        bare, text[head.end(2):], name[0] == '"'):
+                    scope_start = data.index(b"\n", line_start)
+                    made = [_Binding(r, ids, scope_start, region.end, line)
+                            for r in _results_of(results_text)]
+            elif _passes_values_out(bare):
+                owner = region.owner
+                if owner is not None and owner.results and region.parent is not None:
+                    scope_start = data.index(b"\n", line_start)
+                    made = [_Binding(r, ids, scope_start, region.parent.end, -1)
+                            for r in owner.results]
+        else:
+            frame = what
+            assert isinstance(frame, OpFrame)
+            end, end_line = frame.end_order, self.frame_end_line[id(frame)]
+            if kind == "op":
+                head = _HEAD.match(text)
+                assert head is not None
+                if head.group(1) and first_use - line_start < head.end(1):
+                    raise _Unvouched("a tracked name defined again")
+                if frame.results and self._makes_view(
+                        frame.name, text[head.end(2):text.rstrip().rfind("{")],
+                        head.group(2)[0] == '"'):
+                    scope_start = data.index(b"\n", line_start)
+                    made = [_Binding(r, ids, scope_start, region.end, line)
+                            for r in frame.results]
+        self._extend(ids, region, end, end_line)
+        return made
+
+    def _definition_line(self, text: str, head: re.Match[str], line: int,
+                         ids: frozenset[int]) -> list[_Binding]:
+        raise _Unvouched("a tracked name defined again")
+
+    def _extend(self, ids: frozenset[int], region: _Region, end: int, end_line: int) -> None:
+        """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
+        end (the outermost such loop), else to the end of the op that uses it."""
+        live_end, live_end_line = self.live_end, self.live_end_line
+        for aid in ids:
+            depth = self.alloca_region[aid].depth
+            target_end, target_line = end, end_line
+            walk: _Region | None = region
+            while walk is not None and walk.depth > depth:
+                owner = walk.owner
+                if owner is not None and owner.loop_like:
+                    target_end = owner.end_order
+                    target_line = self.frame_end_line[id(owner)]
+                walk = walk.parent
+            if live_end[aid] < target_end:
+                live_end[aid] = target_end
+                live_end_line[aid] = target_line
+
+    def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
+        return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
+
+
+def _alternation(names: list[bytes]) -> bytes:
+    """A regex matching exactly these names, as a trie: each alternative fails at its first
+    byte, where a plain alternation of hundreds of names would try every one."""
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for byte in name:
+            node = node.setdefault(byte, {})
+        node[None] = {}
+    return _trie_pattern(trie)
+
+
+def _trie_pattern(node: dict) -> bytes:
+    branches = []
+    optional = None in node
+    for byte, child in sorted((k, v) for k, v in node.items() if k is not None):
+        branches.append(re.escape(bytes([byte])) + _trie_pattern(child))
+    if not branches:
+        return b""
+    body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+    if optional:
+        return b"(?:" + body + b")?"
+    return body
+
+
+class _Binding:
+    """A name bound to allocas, in scope over data[scope_start:scope_end]."""
+
+    __slots__ = ("def_line", "ids", "name", "scope_end", "scope_start")
+
+    def __init__(self, name: str, ids: frozenset[int], scope_start: int, scope_end: int,
+                 def_line: int) -> None:
+        self.name = name
+        self.ids = ids
+        self.scope_start = scope_start
+        self.scope_end = scope_end
+        self.def_line = def_line
