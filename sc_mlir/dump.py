@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sc_mlir import parts
 from sc_mlir.discover import Skipped, discover
+from sc_mlir.events import read_events
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts
@@ -71,7 +72,11 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     settings = settings or LoadSettings()
     with paused_gc():
         try:
-            if jobs > 1 and pool is not None:
+            # The fast reader first; the careful one reads what it does not vouch for.
+            scan = read_events(path, settings.scan)
+            if scan is not None:
+                pass
+            elif jobs > 1 and pool is not None:
                 scan = scan_file_in_parts(path, settings.scan, jobs, pool)
             else:
                 scan = scan_file(path, settings.scan)

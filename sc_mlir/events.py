@@ -17,9 +17,12 @@ and alias definitions before the first op are read by the careful reader itself.
 
 from __future__ import annotations
 
+import os
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
+from itertools import pairwise
 
 from sc_mlir.scan import (
     _CONTINUATION_WORDS,
@@ -51,27 +54,37 @@ _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 _REGION_OPEN = re.compile(rb"\{\n")
 _REGION_CLOSE = re.compile(rb"\n[ \t]*\}")
 _LABEL = re.compile(rb"\n[ \t]*\^")
+_COMMENT_LINE = re.compile(rb"\n[ \t]*//")
+_SPLIT_LINE = re.compile(rb"[ \t]*// -----")
 # A line that starts with something other than an op, a `}` or a label (blank lines too).
-_ODD_LINE_START = re.compile(rb'\n[ \t]*+(?![%"A-Za-z_}^])')
+_ODD_LINE_START = re.compile(rb'\n[ \t]*+(?![%"A-Za-z_}^\n]|//)')
+_BLANK_LINE = re.compile(rb"\n[ \t]*+(?=\n)")
 _CONTINUATION_LINE = re.compile(
     rb"\n[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
     + rb")(?![\w$.])"
 )
 # An op line that ends inside its brackets or its operand list.
 _OPEN_LINE_END = re.compile(rb"[(\[,]\n")
-_OP_START = frozenset(bytes([c]) for c in b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
+_OP_START = frozenset(bytes([c]) for c in
+                      b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
 _CONTINUATION_WORD = re.compile(
     rb"[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
     + rb")(?![\w$.])"
 )
 _LOC_NAME = re.compile(rb"^#loc(\d*) = ", re.MULTILINE)
 _LOC_ALIAS = re.compile(r"#loc(\d*)")
-# One `#locN = loc(...)` line: strings without escapes, brackets balanced up to depth 4.
-_INNER = rb'(?:[^"()\[\]{}<>\n]++|"[^"\\\n]*+")'
+# One `#locN = loc(...)` line, its brackets balanced up to depth 4. The careful reader
+# counts brackets inside strings too (and `->`, `>=`, `<=` as no brackets): a string may
+# hold balanced `(...)` and `<...>` (`"jit(f)/fusion"`, `"f.<locals>.g"`) and no other
+# bracket, and no `=` appears, nor `-` before a `>`.
+_STRING_TEXT = rb'[^"\\\n()\[\]{}<>=]*+'
+_STRING = (rb'"' + _STRING_TEXT + rb"(?:(?:\(" + _STRING_TEXT + rb"\)|<" + _STRING_TEXT
+           + rb"(?<!-)>)" + _STRING_TEXT + rb')*+"')
+_INNER = rb'(?:[^"()\[\]{}<>=\n]++|' + _STRING + rb")"
 _BALANCED = _INNER + rb"*+"
 for _ in range(4):
     _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
-                 + rb"\]|<" + _BALANCED + rb">)*+")
+                 + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
 _LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
 _VALUE_AT = re.compile(rb"[^\n]*")
 
@@ -83,33 +96,35 @@ class _Unvouched(Exception):
 class LocationTable(Mapping[str, str]):
     """The `#loc` aliases of a trailing location table, fetched by position when asked for:
     a dump has hundreds of thousands and a report needs a few. The table was checked to
-    define `#loc` (optional), `#loc1` ... `#locN` in order, one per line."""
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
 
-    def __init__(self, data: bytes, start: int, end: int, first: int, count: int,
-                 before: dict[str, str]) -> None:
+    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
+                 before: Mapping[str, str]) -> None:
         self._data = data
         self._start, self._end = start, end
-        self._first, self._count = first, count  # numbers first .. first + count - 1
+        self._numbers = numbers
         self._before = before  # aliases defined before the first op
         self._found: dict[str, str] = {}
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Sent to another process (records built in a worker): the table, not the file.
-        table = bytes(self._data[self._start - 1 : self._end])
-        return (LocationTable, (table, 1, len(table), self._first, self._count, self._before))
+        table = b"\n" + bytes(self._data[self._start : self._end])
+        return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
 
-    def _number(self, name: str) -> int | None:
-        m = _LOC_ALIAS.fullmatch(name)
+    def _number(self, name: object) -> int | None:
+        m = _LOC_ALIAS.fullmatch(name) if isinstance(name, str) else None
         if m is None:
             return None
         digits = m.group(1)
-        if digits and (digits[0] == "0" or not digits.isdigit()):
+        if digits and (digits[0] == "0" and digits != "0"):
             return None
-        number = int(digits) if digits else 0
-        return number if self._first <= number < self._first + self._count else None
+        number = int(digits) if digits else -1
+        numbers = self._numbers
+        at = bisect_left(numbers, number)
+        return number if at < len(numbers) and numbers[at] == number else None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._before or (isinstance(name, str) and self._number(name) is not None)
+        return name in self._before or self._number(name) is not None
 
     def __getitem__(self, name: str) -> str:
         if name in self._before:
@@ -122,12 +137,12 @@ class LocationTable(Mapping[str, str]):
             raise KeyError(name)
         data = self._data
         low, high = self._start, self._end
-        while True:  # bisect on byte positions: lines are in number order
+        while low < high:  # bisect on byte positions: lines are in number order
             middle = (low + high) // 2
             line = data.rfind(b"\n", self._start - 1, middle) + 1
             equals = data.index(b" = ", line)
             digits = data[line + 4 : equals]
-            at = int(digits) if digits else 0
+            at = int(digits) if digits else -1
             if at == number:
                 value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
                 self._found[name] = value
@@ -136,16 +151,15 @@ class LocationTable(Mapping[str, str]):
                 low = data.index(b"\n", line) + 1
             else:
                 high = line
-            if low >= high:
-                raise KeyError(name)  # cannot happen in a checked table
+        raise KeyError(name)  # cannot happen in a checked table
 
     def __iter__(self) -> Iterator[str]:
         yield from self._before
-        for number in range(self._first, self._first + self._count):
-            yield f"#loc{number}" if number else "#loc"
+        for number in self._numbers:
+            yield f"#loc{number}" if number >= 0 else "#loc"
 
     def __len__(self) -> int:
-        return len(self._before) + self._count
+        return len(self._before) + len(self._numbers)
 
 
 class _Region:
@@ -172,10 +186,20 @@ class _Region:
         return self.frames_cache
 
 
+# Larger files are read by the careful reader, which holds one 4 MB block at a time: this
+# reader holds the whole file.
+MAX_FILE_BYTES = 256 << 20
+
+
 def read_events(path: str, settings: ScanSettings | None = None) -> FileScan | None:
-    """The file's `FileScan`, or None when it has a shape only the careful reader reads."""
+    """The file's `FileScan`, or None when it has a shape only the careful reader reads
+    (or is larger than MAX_FILE_BYTES)."""
     with open(path, "rb") as handle:
-        data = handle.read()
+        if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+            return None
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None
     return scan_bytes(data, path, settings)
 
 
@@ -200,13 +224,14 @@ class _Reader:
         data = self.data
         if not data or data.translate(None, _PLAIN_BYTES):
             raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
-        if b"//" in data or b"\\" in data or b"{-#" in data:
-            raise _Unvouched("a comment, an escape or a resources section")
+        if b"\\" in data or b"{-#" in data:
+            raise _Unvouched("an escape or a resources section")
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
         self.lines = data.count(b"\n")
         body_start, prefix_scan = self._prefix()
-        body_end, table = self._table(body_start, prefix_scan.chunks[0].aliases)
+        self.chunk_index = len(prefix_scan.chunks) - 1
+        body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
         if (data[body_start : body_start + 1] not in _OP_START
                 or _ODD_LINE_START.search(data, body_start, body_end - 1)
                 or _CONTINUATION_LINE.search(data, max(body_start - 1, 0), body_end)
@@ -218,24 +243,34 @@ class _Reader:
                                                                         body_end):
                 raise _Unvouched("brackets that do not balance")
         self.body_start, self.body_end = body_start, body_end
+        self.comment_lines = self._comment_lines()
         self.first_body_line = data.count(b"\n", 0, body_start) + 1
         self._structure()
         self._liveness()
-        chunk = Chunk(0, 1)
+        chunks = prefix_scan.chunks
+        last = chunks[-1]
+        chunk = Chunk(last.index, last.line, last.header)
         chunk.aliases = table  # type: ignore[assignment]  # a read-only mapping
+        chunks[-1] = chunk
         allocas = self.allocas
         for alloca in allocas:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
-        return FileScan(self.path, allocas, [chunk], list(prefix_scan.diagnostics),
+        return FileScan(self.path, allocas, chunks, list(prefix_scan.diagnostics),
                         self.lines, self.ops)
 
     def _prefix(self) -> tuple[int, FileScan]:
         """Alias definitions before the first op, read by the careful reader."""
         data = self.data
         start = 0
-        while data[start : start + 1] in (b"#", b"!"):
-            start = data.index(b"\n", start) + 1
+        while True:  # alias definitions, comments (a dump header) and blank lines
+            line_end = data.index(b"\n", start)
+            first = data[start:line_end].lstrip()[:2]
+            if first[:1] not in (b"#", b"!", b"") and first != b"//":
+                break
+            start = line_end + 1
+            if start >= len(data):
+                raise _Unvouched("no op")
         lines = data[:start].decode().split("\n")[:-1]
         scanner = Scanner(self.path, self.settings)
         scanner.feed_checked(lines, False)
@@ -245,6 +280,22 @@ class _Reader:
         if start >= len(data):
             raise _Unvouched("no op")
         return start, scanner.finish()
+
+    def _comment_lines(self) -> list[int]:
+        """Where the comments in the body are: whole lines only (what follows code on a
+        line, or a `// -----` split, the careful reader reads)."""
+        data = self.data
+        starts = [m.start() + 1 for m in _COMMENT_LINE.finditer(data, self.body_start - 1,
+                                                                 self.body_end)]
+        in_lines = 0
+        for start in starts:
+            line_end = data.index(b"\n", start)
+            if _SPLIT_LINE.match(data, start):
+                raise _Unvouched("a chunk split among the ops")
+            in_lines += data.count(b"//", start, line_end)
+        if in_lines != data.count(b"//", self.body_start, self.body_end):
+            raise _Unvouched("a comment after code")
+        return starts
 
     def _table(self, body_start: int, before: dict[str, str]) -> tuple[int, Mapping[str, str]]:
         """Where the ops end, and the `#loc` table after them."""
@@ -258,14 +309,12 @@ class _Reader:
             raise _Unvouched("an allocation op's name in the location table")
         if _LOC_TABLE.match(data, body_end).end() != end:
             raise _Unvouched("a location table line this reader does not read")
-        numbers = _LOC_NAME.findall(data, body_end)
-        first = int(numbers[0]) if numbers[0] else 0
-        expected = [str(n).encode() for n in range(first, first + len(numbers))]
-        if first == 0:
-            expected[0] = b""
-        if numbers != expected or any(_LOC_ALIAS.fullmatch(name) for name in before):
-            raise _Unvouched("a location table out of order")
-        return body_end, LocationTable(data, body_end, end, first, len(numbers), before)
+        numbers = array("q", (int(n) if n else -1 for n in _LOC_NAME.findall(data, body_end)))
+        table = LocationTable(data, body_end, end, numbers, before)
+        if any(a >= b for a, b in pairwise(numbers)) or any(
+                table._number(name) is not None for name in before):
+            raise _Unvouched("a location table out of order, or defining an alias again")
+        return body_end, table
 
     # -- regions, ops and allocas ----------------------------------------------------
 
@@ -281,6 +330,8 @@ class _Reader:
         events.extend((m.start() + 1, 1) for m in _LABEL.finditer(data, search_from, end))
         events.extend((m.start(), 2) for m in _ALLOCATION_OP.finditer(data, start, end))
         events.extend((m.start(), 3) for m in _REGION_OPEN.finditer(data, start, end))
+        events.extend((offset, 4) for offset in self.comment_lines)
+        events.extend((m.start() + 1, 4) for m in _BLANK_LINE.finditer(data, search_from, end))
         events.sort()
         self.allocas: list[RawAlloca] = []
         self.live_end: list[int] = []
@@ -306,7 +357,7 @@ class _Reader:
         just_closed: _Region | None = None
         run_once = self.settings.run_once_ops
         for offset, kind in events:
-            line_start = data.rfind(b"\n", 0, offset) + 1 if kind >= 2 else offset
+            line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
             new_line = line + data.count(b"\n", position, line_start)
             if new_line - 1 > line:
                 last_op_line = new_line - 1  # the lines between events are ops
@@ -356,6 +407,12 @@ class _Reader:
                 self.non_op_lines.append(line)
                 non_ops += 1
                 self.line_kind[line] = ("label", None)
+            elif kind == 4:  # a comment or a blank line: read as nothing
+                self.non_op_lines.append(line)
+                non_ops += 1
+                self.line_kind[line] = _COMMENT
+            elif self.line_kind.get(line) is _COMMENT:
+                continue  # an op's name or a `{` in a comment
             elif kind == 2:  # an allocation op
                 if line in self.line_kind:
                     raise _Unvouched("an allocation op that is not alone on its line")
@@ -365,7 +422,9 @@ class _Reader:
             else:  # kind == 3: a `{` ends the line
                 text = self._line(line_start)
                 following = data[offset + 2 : data.find(b"\n", offset + 2)].decode()
-                if _DICT_ENTRY.match(following) or text.count('"') % 2:
+                if (_DICT_ENTRY.match(following) or following.lstrip().startswith("//")
+                        or not following.strip()
+                        or text.count('"') % 2):
                     raise _Unvouched("an attribute dict over several lines")
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
@@ -424,7 +483,7 @@ class _Reader:
             parent=region.owner,
             sibling_index=index,
             loop_like=bare not in run_once,
-            chunk=0,
+            chunk=self.chunk_index,
         )
         return frame, generic
 
@@ -437,8 +496,10 @@ class _Reader:
         if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
                 or raw.count("memref.alloca") != 1 or raw.count("(") != raw.count(")")
                 or raw.count("[") != raw.count("]")
-                or raw.count('"') % 2
-                or any(c in s for s in raw.split('"')[1::2] for c in "{}%")):
+                or raw.count('"') % 2):
+            raise _Unvouched("an allocation op this reader does not read")
+        if raw.count('"') > (2 if head.group(2)[0] == '"' else 0) and any(
+                c in s for s in raw.split('"')[1::2] for c in "{}%"):
             raise _Unvouched("an allocation op this reader does not read")
         results_text = head.group(1)
         results = _results_of(results_text) if results_text else ()
@@ -457,7 +518,7 @@ class _Reader:
         if syntax.dynamic_sizes:
             raise _Unvouched("dynamic sizes")  # their constants: the careful reader
         alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,
-                           text, results, region.frames, 0)
+                           text, results, region.frames, self.chunk_index)
         alloca.syntax = syntax
         self.allocas.append(alloca)
         self.live_end.append(order)
@@ -492,56 +553,64 @@ class _Reader:
         return self.event_offsets[i]
 
     def _search(self, entries: list[_Binding]) -> list[_Binding]:
-        """Uses of these bindings; returns the bindings they make (views, yields)."""
+        """Uses of these bindings, each found by `bytes.find` over the text where it is in
+        scope; returns the bindings they make (views, yields)."""
         data = self.data
-        by_name: dict[bytes, list[_Binding]] = {}
+        find = data.find
+        name_bytes = _NAME_BYTES
+        found: list[tuple[int, frozenset[int]]] = []
         for entry in entries:
-            by_name.setdefault(entry.name.encode(), []).append(entry)
-        starts: dict[bytes, list[int]] = {}
-        for name, bound in by_name.items():
-            bound.sort(key=lambda e: e.scope_start)
-            starts[name] = [e.scope_start for e in bound]
-        pattern = re.compile(_alternation(sorted(by_name)) + rb"(?![\w$.\-])")
-        low = min(e.scope_start for e in entries)
-        high = max(e.scope_end for e in entries)
+            name = entry.name.encode()
+            size = len(name)
+            end = entry.scope_end
+            ids = entry.ids
+            p = find(name, entry.scope_start, end)
+            while p >= 0:
+                after = p + size
+                if data[after] not in name_bytes:
+                    found.append((p, ids))
+                p = find(name, after, end)
+        found.sort(key=_first)
         made: list[_Binding] = []
         current_line_start = -1
         line_ids: frozenset[int] = frozenset()
         line_offset = 0
-        for m in pattern.finditer(data, low, high):
-            p = m.start()
-            name = m.group()
-            bound = by_name[name]
-            k = bisect_right(starts[name], p) - 1
-            ids: frozenset[int] = frozenset()
-            for entry in bound[max(k - 7, 0) : k + 1]:
-                if p < entry.scope_end:
-                    ids = ids | entry.ids
-            if not ids:
-                continue
-            line_start = data.rfind(b"\n", 0, p) + 1
+        rfind, count = data.rfind, data.count
+        line = counted_to = 0
+        for p, ids in found:
+            line_start = rfind(b"\n", 0, p) + 1
             if line_start != current_line_start:
-                if current_line_start >= 0 and line_ids:
-                    made.extend(self._use_line(current_line_start, line_offset, line_ids))
+                if current_line_start >= 0:
+                    made.extend(self._use_line(current_line_start, line, line_offset,
+                                               line_ids))
+                if counted_to:
+                    line += count(b"\n", counted_to, line_start)
+                else:
+                    line = self._line_of(line_start)
+                counted_to = line_start
                 current_line_start = line_start
-                line_ids = frozenset()
+                line_ids = ids
                 line_offset = p
-            line_ids = line_ids | ids
-        if current_line_start >= 0 and line_ids:
-            made.extend(self._use_line(current_line_start, line_offset, line_ids))
+            else:
+                line_ids = line_ids | ids
+        if current_line_start >= 0:
+            made.extend(self._use_line(current_line_start, line, line_offset, line_ids))
         return made
 
-    def _use_line(self, line_start: int, first_use: int, ids: frozenset[int]
+    def _use_line(self, line_start: int, line: int, first_use: int, ids: frozenset[int]
                   ) -> list[_Binding]:
         """The tracked values named on one line: where they are used, and what the line's
         op makes of them."""
         data = self.data
         text = self._line(line_start)
-        line = self._line_of(line_start)
-        kind, what = self.line_kind.get(line, ("plain", None))
-        if kind in ("label", "alloca"):
+        kind, what = self.line_kind.get(line, _PLAIN_OP)
+        if kind == "comment":
+            return []
+        if kind == "label" or kind == "alloca":
             raise _Unvouched("a tracked value on a label or an allocation line")
-        if text.count('"') and '%' in "".join(text.split('"')[1::2]):
+        quotes = text.count('"')
+        if quotes and (quotes > 2 or text.lstrip()[0] != '"') and (
+                "%" in "".join(text.split('"')[1::2])):
             raise _Unvouched("a value name inside a string")
         region = self._region_at(first_use)
         made: list[_Binding] = []
@@ -612,6 +681,15 @@ class _Reader:
 
     def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
         return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
+
+
+_PLAIN_OP: tuple[str, object] = ("plain", None)
+_COMMENT: tuple[str, object] = ("comment", None)
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+
+
+def _first(pair: tuple[int, frozenset[int]]) -> int:
+    return pair[0]
 
 
 def _alternation(names: list[bytes]) -> bytes:

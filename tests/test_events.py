@@ -1,0 +1,227 @@
+"""The fast reader (sc_mlir/events.py) against the careful line reader (sc_mlir/scan.py):
+on every file the fast reader vouches for, the two give the same FileScan: the same
+allocas (text, syntax, program point, frames, last use), frames, chunks, aliases,
+diagnostics, line and op counts. Files it does not vouch for are the careful reader's."""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sc_mlir import events
+from sc_mlir.dump import load
+from sc_mlir.events import read_events, scan_bytes
+from sc_mlir.model import build_allocations
+from sc_mlir.scan import FileScan, OpFrame, scan_file, scan_text
+
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GENERATOR = _generator()
+
+
+def frame_key(frame: OpFrame | None) -> tuple | None:
+    if frame is None:
+        return None
+    return (frame.name, frame.order, frame.line, frame.col, frame.header, frame.results,
+            frame.sibling_index, frame.loop_like, frame.chunk, frame.top_index,
+            frame.end_order, tuple(frame.trailer), frame.pending, frame_key(frame.parent))
+
+
+def scan_key(scan: FileScan) -> tuple:
+    allocas = [(a.index, a.order, a.line, a.col, a.text_col, a.text, a.results,
+                tuple(frame_key(f) for f in a.frames), a.chunk, a.syntax, a.size_constants,
+                a.live_end, a.live_end_line) for a in scan.allocas]
+    chunks = [(c.index, c.line, c.header, dict(c.aliases)) for c in scan.chunks]
+    return allocas, chunks, scan.diagnostics, scan.lines, scan.ops
+
+
+def assert_same(fast: FileScan, careful: FileScan) -> None:
+    fast_key, careful_key = scan_key(fast), scan_key(careful)
+    for name, mine, theirs in zip(("allocas", "chunks", "diagnostics", "lines", "ops"),
+                                  fast_key, careful_key, strict=True):
+        assert mine == theirs, name
+
+
+def mlir_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix == ".mlir")
+
+
+def generated(form: str, locs: str, size: int, seed: int, tmp_path: Path) -> Path:
+    path = tmp_path / f"{form}_{locs}_{seed}.mlir"
+    GENERATOR.write_module(path, form, size, seed, locs)
+    return path
+
+
+@pytest.mark.parametrize("path", mlir_files(REPO / "fixtures"), ids=lambda p: p.name)
+def test_fixtures_read_alike(path: Path) -> None:
+    fast = read_events(str(path))
+    if fast is not None:
+        assert_same(fast, scan_file(str(path)))
+
+
+def test_the_sample_dump_is_read_fast() -> None:
+    # The sample's lookup module has the shape the fast reader vouches for; the update
+    # module's dynamic sizes are the careful reader's.
+    sample = REPO / "fixtures" / "sample" / "sparse_core"
+    lookup = read_events(str(sample / "module_0007.sc_embedding_lookup_fwd.mlir"))
+    assert lookup is not None and len(lookup.allocas) > 0
+    assert read_events(str(sample / "module_0008.sc_embedding_update.mlir")) is None
+
+
+def test_corpus_reads_alike() -> None:
+    if not CORPUS.is_dir():
+        pytest.skip(f"no corpus at {CORPUS}")
+    vouched = 0
+    files = mlir_files(CORPUS)
+    for path in files:
+        fast = read_events(str(path))
+        if fast is not None:
+            vouched += 1
+            assert_same(fast, scan_file(str(path)))
+    mosaic = mlir_files(CORPUS / "mosaic")
+    # Every Pallas/Mosaic dump of the corpus is read fast (upstream test files are mostly
+    # `// -----` splits and CHECK comments: the careful reader's).
+    assert mosaic and all(read_events(str(p)) is not None for p in mosaic)
+    assert vouched >= len(mosaic)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(form=st.sampled_from(["generic", "pretty"]), locs=st.sampled_from(["simple", "xla"]),
+       seed=st.integers(0, 10_000), size=st.integers(2_000, 40_000))
+def test_generated_modules_read_alike(tmp_path, form, locs, seed, size) -> None:
+    path = generated(form, locs, size, seed, tmp_path)
+    fast = read_events(str(path))
+    assert fast is not None  # the generator's shapes are all ones the fast reader vouches for
+    careful = scan_file(str(path))
+    assert_same(fast, careful)
+    assert len(fast.allocas) == sum(1 for line in path.read_text().splitlines()
+                                    if "memref.alloca" in line)
+
+
+def _mutate(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    at = rng.randrange(len(lines))
+    kind = rng.randrange(9)
+    if kind == 0:
+        del lines[at]
+    elif kind == 1:
+        lines.insert(at, lines[rng.randrange(len(lines))])
+    elif kind == 2:
+        lines.insert(at, rng.choice(["}", "{", "  // a comment {", "", "  ^bb1:", ")", "#x = 1"]))
+    elif kind == 3:
+        lines[at] = lines[at] + rng.choice([" // memref.alloca", " {", "(", ",", " \"%0\""])
+    elif kind == 4:
+        cut = rng.randrange(len(text))
+        return text[:cut]
+    elif kind == 5:
+        lines[at] = lines[at].replace("%", "%x", 1)
+    elif kind == 6:
+        lines.insert(at, "  %99 = memref.subview %7[0] [4] [1] : memref<16xf32> to memref<4xf32>")
+    elif kind == 7:
+        lines[at] = lines[at].replace("loc(", "loc(\"a{b\"", 1)
+    else:
+        lines.insert(at, "  scf.yield %7 : memref<16xf32>")
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(form=st.sampled_from(["generic", "pretty"]), locs=st.sampled_from(["simple", "xla"]),
+       seed=st.integers(0, 10_000), mutations=st.integers(1, 4))
+def test_damaged_modules_are_read_alike_or_declined(tmp_path, form, locs, seed, mutations):
+    path = generated(form, locs, 6_000, seed, tmp_path)
+    rng = random.Random(seed)
+    text = path.read_text()
+    for _ in range(mutations):
+        text = _mutate(text, rng)
+    fast = scan_bytes(text.encode(), "damaged.mlir")
+    if fast is not None:
+        assert_same(fast, scan_text(text, "damaged.mlir"))
+
+
+def test_views_yields_and_loops_are_followed() -> None:
+    text = """module {
+  func.func @k(%arg0: memref<64xf32, 203>) {
+    %c0 = arith.constant 0 : index
+    %a = memref.alloca() : memref<16xf32, 201>
+    %b = memref.alloca() : memref<16xf32, 201>
+    %v = memref.subview %a[0] [4] [1] : memref<16xf32, 201> to memref<4xf32, 201>
+    %r = scf.if %cond -> (memref<16xf32, 201>) {
+      scf.yield %b : memref<16xf32, 201>
+    } else {
+      scf.yield %b : memref<16xf32, 201>
+    }
+    scf.for %i = %c0 to %c0 step %c0 {
+      %x = memref.load %v[%c0] : memref<4xf32, 201>
+      "tpu.region"() ({
+        %y = memref.load %v[%c0] : memref<4xf32, 201>
+        "tpu.yield"() : () -> ()
+      }) : () -> ()
+    }
+    %z = memref.load %r[%c0] : memref<16xf32, 201>
+    return
+  }
+}
+"""
+    fast = scan_bytes(text.encode())
+    assert fast is not None
+    careful = scan_text(text)
+    assert_same(fast, careful)
+    by_name = {a.results[0]: a for a in fast.allocas}
+    # %a through %v, used in the loop: live to the loop's end (its last op, line 16);
+    # %b through %r (yielded by scf.if), last used at line 19.
+    assert by_name["%a"].live_end_line == 16
+    assert by_name["%b"].live_end_line == 19
+
+
+def test_location_table_is_read_by_position() -> None:
+    text = ('module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc7)\n} loc(#loc)\n'
+            '#loc = loc(unknown)\n#loc3 = loc("a.py":1:2)\n#loc7 = loc("b"(#loc3))\n'
+            '#loc12 = loc(fused[#loc3, #loc7])\n')
+    fast = scan_bytes(text.encode())
+    assert fast is not None
+    table = fast.chunks[0].aliases
+    assert dict(table) == scan_text(text).chunks[0].aliases
+    assert table["#loc12"] == "loc(fused[#loc3, #loc7])" and "#loc4" not in table
+    assert dict(pickle.loads(pickle.dumps(table))) == dict(table)
+    records, _ = build_allocations(fast)
+    assert (records[0].loc.file, records[0].loc.line, records[0].loc.names) == ("a.py", 1, ("b",))
+
+
+@pytest.mark.parametrize("text", [
+    'module {\n  %a = memref.alloca() : memref<4xf32> // note\n}\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n',
+    'module {\n  %a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<4xf3\n}\n',
+    'module {\n// -----\n  %a = memref.alloca() : memref<4xf32>\n}\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n}\n#loc2 = loc("a":1:1)\n#loc1 = loc("b":1:1)\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32>\x00\n}\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32, "\\"">\n}\n',
+])
+def test_shapes_left_to_the_careful_reader(text: str) -> None:
+    assert scan_bytes(text.encode()) is None
+
+
+def test_load_reads_fast_and_alike(tmp_path, monkeypatch) -> None:
+    path = generated("generic", "xla", 60_000, 3, tmp_path)
+    fast = load(path)
+    monkeypatch.setattr(events, "scan_bytes", lambda *args: None)
+    careful = load(path)
+    assert fast.allocations.equals(careful.allocations)
+    assert fast.diagnostics == careful.diagnostics
