@@ -15,8 +15,8 @@ accepts (with unregistered dialects allowed), so both tools read the same bytes.
     python bench/generate.py OUT_DIR [--sizes 1,10,50,200] [--forms generic,pretty]
                                      [--locs simple,xla]
 
-writes OUT_DIR/<form>_<N>mb.mlir (OUT_DIR/<form>_xla_<N>mb.mlir for the xla style), OUT_DIR/dir300/ (300 small files) and
-OUT_DIR/ground_truth.json (alloca counts per file, the benchmark's correctness check).
+writes OUT_DIR/<form>_<N>mb.mlir (OUT_DIR/<form>_xla_<N>mb.mlir for the xla style),
+OUT_DIR/dir300/ (300 small files) and OUT_DIR/ground_truth.json (alloca counts per file, the benchmark's correctness check).
 """
 
 from __future__ import annotations
