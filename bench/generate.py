@@ -16,7 +16,8 @@ accepts (with unregistered dialects allowed), so both tools read the same bytes.
                                      [--locs simple,xla]
 
 writes OUT_DIR/<form>_<N>mb.mlir (OUT_DIR/<form>_xla_<N>mb.mlir for the xla style),
-OUT_DIR/dir300/ (300 small files) and OUT_DIR/ground_truth.json (alloca counts per file, the benchmark's correctness check).
+OUT_DIR/dir300/ (300 small files) and OUT_DIR/ground_truth.json (alloca counts per file,
+the benchmark's correctness check).
 """
 
 from __future__ import annotations
