@@ -87,6 +87,8 @@ for _ in range(4):
                  + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
 _LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
 _VALUE_AT = re.compile(rb"[^\n]*")
+_TABLE_LINE = re.compile(rb"\n(?=#)")
+_INDEX_AFTER_LOOKUPS = 64
 
 
 class _Unvouched(Exception):
@@ -105,6 +107,7 @@ class LocationTable(Mapping[str, str]):
         self._numbers = numbers
         self._before = before  # aliases defined before the first op
         self._found: dict[str, str] = {}
+        self._offsets: array[int] | None = None
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Sent to another process (records built in a worker): the table, not the file.
@@ -112,13 +115,16 @@ class LocationTable(Mapping[str, str]):
         return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
 
     def _number(self, name: object) -> int | None:
-        m = _LOC_ALIAS.fullmatch(name) if isinstance(name, str) else None
-        if m is None:
+        if not isinstance(name, str) or not name.startswith("#loc"):
             return None
-        digits = m.group(1)
-        if digits and (digits[0] == "0" and digits != "0"):
-            return None
-        number = int(digits) if digits else -1
+        digits = name[4:]
+        if digits:
+            if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0"
+                                                               and digits != "0"):
+                return None
+            number = int(digits)
+        else:
+            number = -1
         numbers = self._numbers
         at = bisect_left(numbers, number)
         return number if at < len(numbers) and numbers[at] == number else None
@@ -136,22 +142,37 @@ class LocationTable(Mapping[str, str]):
         if number is None:
             raise KeyError(name)
         data = self._data
+        if len(self._found) >= _INDEX_AFTER_LOOKUPS:
+            # A report asking for many: one search for every line start, then each is one
+            # bisect away.
+            if self._offsets is None:
+                self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
+                    data, self._start - 1, self._end)))
+            line = self._offsets[bisect_left(self._numbers, number)] + 1
+            equals = data.index(b" = ", line)
+        else:
+            line, equals = self._bisect(number)
+        value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
+        self._found[name] = value
+        return value
+
+    def _bisect(self, number: int) -> tuple[int, int]:
+        """The line defining #loc<number>, found by bisecting byte positions."""
+        data = self._data
         low, high = self._start, self._end
-        while low < high:  # bisect on byte positions: lines are in number order
+        while low < high:
             middle = (low + high) // 2
             line = data.rfind(b"\n", self._start - 1, middle) + 1
             equals = data.index(b" = ", line)
             digits = data[line + 4 : equals]
             at = int(digits) if digits else -1
             if at == number:
-                value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
-                self._found[name] = value
-                return value
+                return line, equals
             if at < number:
                 low = data.index(b"\n", line) + 1
             else:
                 high = line
-        raise KeyError(name)  # cannot happen in a checked table
+        raise KeyError(number)  # cannot happen in a checked table
 
     def __iter__(self) -> Iterator[str]:
         yield from self._before
