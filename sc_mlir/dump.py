@@ -72,12 +72,17 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     settings = settings or LoadSettings()
     with paused_gc():
         try:
-            # The fast reader first; the careful one reads what it does not vouch for.
+            # The fast reader first; the careful one reads what it does not vouch for, a
+            # large file in parts on `jobs` cores (its own workers when not given a pool).
             scan = read_events(path, settings.scan)
             if scan is not None:
                 pass
             elif jobs > 1 and pool is not None:
                 scan = scan_file_in_parts(path, settings.scan, jobs, pool)
+            elif jobs > 1 and _splittable(path):
+                warm_parsers()
+                with ProcessPoolExecutor(max_workers=jobs, initializer=gc.disable) as own:
+                    scan = scan_file_in_parts(path, settings.scan, jobs, own)
             else:
                 scan = scan_file(path, settings.scan)
             records, diagnostics = build_allocations(scan, settings.model)
@@ -178,16 +183,17 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
               progress: ProgressHook | None) -> Iterator[FileResult]:
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
     total = len(files)
-    large = [_splittable(path) for path in files]
-    if workers == 1 or (total < 2 and not any(large)):
+    if workers == 1 or total < 2:
+        # One file: read here (workers are started only if the careful reader needs them).
         for i, path in enumerate(files, 1):
-            result = read_file(path, settings)
+            result = read_file(path, settings, jobs=workers)
             if progress:
                 progress(i, total, path)
             yield result
         return
     # Small files go to the workers whole; a large one is read here, its parts scanned by
     # the same workers. The grammars are built before the workers start, which share them.
+    large = [_splittable(path) for path in files]
     warm_parsers()
     with ProcessPoolExecutor(max_workers=workers, initializer=gc.disable) as pool:
         pending = {i: pool.submit(read_file, path, settings)
