@@ -63,15 +63,16 @@ _CONTINUATION_LINE = re.compile(
     rb"\n[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
     + rb")(?![\w$.])"
 )
-# An op line that ends inside its brackets or its operand list.
-_OPEN_LINE_END = re.compile(rb"[(\[,]\n")
+# An op line that ends inside its brackets or its operand list (literal searches: a
+# character class would be tried at every comma).
+_OPEN_LINE_ENDS = (b"(\n", b"[\n", b",\n")
 _OP_START = frozenset(bytes([c]) for c in
                       b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
 _CONTINUATION_WORD = re.compile(
     rb"[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
     + rb")(?![\w$.])"
 )
-_LOC_NAME = re.compile(rb"^#loc(\d*) = ", re.MULTILINE)
+_LOC_NAME = re.compile(rb"\n#loc(\d*) = ")
 _LOC_ALIAS = re.compile(r"#loc(\d*)")
 # One `#locN = loc(...)` line, its brackets balanced up to depth 4. The careful reader
 # counts brackets inside strings too (and `->`, `>=`, `<=` as no brackets): a string may
@@ -257,7 +258,7 @@ class _Reader:
                 or _ODD_LINE_START.search(data, body_start, body_end - 1)
                 or _CONTINUATION_LINE.search(data, max(body_start - 1, 0), body_end)
                 or _CONTINUATION_WORD.match(data, body_start)
-                or _OPEN_LINE_END.search(data, body_start, body_end)):
+                or any(data.find(end, body_start, body_end) >= 0 for end in _OPEN_LINE_ENDS)):
             raise _Unvouched("a line that is not a whole op, a region end or a label")
         for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
             if data.count(opening, body_start, body_end) != data.count(closing, body_start,
@@ -330,7 +331,8 @@ class _Reader:
             raise _Unvouched("an allocation op's name in the location table")
         if _LOC_TABLE.match(data, body_end).end() != end:
             raise _Unvouched("a location table line this reader does not read")
-        numbers = array("q", (int(n) if n else -1 for n in _LOC_NAME.findall(data, body_end)))
+        numbers = array("q", (int(n) if n else -1
+                              for n in _LOC_NAME.findall(data, body_end - 1)))
         table = LocationTable(data, body_end, end, numbers, before)
         if any(a >= b for a, b in pairwise(numbers)) or any(
                 table._number(name) is not None for name in before):
@@ -592,6 +594,13 @@ class _Reader:
                     found.append((p, ids))
                 p = find(name, after, end)
         found.sort(key=_first)
+        # A later use never ends earlier (it is in the same op, or in a loop that ends
+        # later): only each alloca's last occurrence can move its last use. The others
+        # are still read, for the views and yields they make and to vouch for them.
+        last: dict[int, int] = {}
+        for p, ids in found:
+            for aid in ids:
+                last[aid] = p
         made: list[_Binding] = []
         current_line_start = -1
         line_ids: frozenset[int] = frozenset()
@@ -603,7 +612,7 @@ class _Reader:
             if line_start != current_line_start:
                 if current_line_start >= 0:
                     made.extend(self._use_line(current_line_start, line, line_offset,
-                                               line_ids))
+                                               line_ids, last))
                 if counted_to:
                     line += count(b"\n", counted_to, line_start)
                 else:
@@ -615,25 +624,30 @@ class _Reader:
             else:
                 line_ids = line_ids | ids
         if current_line_start >= 0:
-            made.extend(self._use_line(current_line_start, line, line_offset, line_ids))
+            made.extend(self._use_line(current_line_start, line, line_offset, line_ids, last))
         return made
 
-    def _use_line(self, line_start: int, line: int, first_use: int, ids: frozenset[int]
-                  ) -> list[_Binding]:
+    def _use_line(self, line_start: int, line: int, first_use: int, ids: frozenset[int],
+                  last: dict[int, int]) -> list[_Binding]:
         """The tracked values named on one line: where they are used, and what the line's
         op makes of them."""
         data = self.data
-        text = self._line(line_start)
+        line_end = data.index(b"\n", line_start)
         kind, what = self.line_kind.get(line, _PLAIN_OP)
         if kind == "comment":
             return []
         if kind == "label" or kind == "alloca":
             raise _Unvouched("a tracked value on a label or an allocation line")
-        quotes = text.count('"')
-        if quotes and (quotes > 2 or text.lstrip()[0] != '"') and (
-                "%" in "".join(text.split('"')[1::2])):
+        raw = data[line_start:line_end]
+        quotes = raw.count(b'"')
+        if quotes and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
+                b"%" in b"".join(raw.split(b'"')[1::2])):
             raise _Unvouched("a value name inside a string")
-        region = self._region_at(first_use)
+        extends = any(line_start <= last[aid] < line_end for aid in ids)
+        if (not extends and kind == "plain" and raw.lstrip()[:1] != b"%"
+                and b"yield" not in raw and b"return" not in raw and b"condition" not in raw):
+            return []  # an op without results, not the last use of any of these
+        text = raw.decode()
         made: list[_Binding] = []
         if kind == "plain":
             head = _HEAD.match(text)
@@ -644,38 +658,37 @@ class _Reader:
                 # A tracked name among the results: its own definition (a view's), or a
                 # name defined again.
                 return self._definition_line(text, head, line, ids)
-            order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
-            end, end_line = order, line
             name = head.group(2)
             bare = name.strip('"')
             if results_text:
                 if bare != "arith.constant" and self._makes_view(
                         bare, text[head.end(2):], name[0] == '"'):
-                    scope_start = data.index(b"\n", line_start)
-                    made = [_Binding(r, ids, scope_start, region.end, line)
+                    region = self._region_at(first_use)
+                    made = [_Binding(r, ids, line_end, region.end, line)
                             for r in _results_of(results_text)]
             elif _passes_values_out(bare):
+                region = self._region_at(first_use)
                 owner = region.owner
                 if owner is not None and owner.results and region.parent is not None:
-                    scope_start = data.index(b"\n", line_start)
-                    made = [_Binding(r, ids, scope_start, region.parent.end, -1)
+                    made = [_Binding(r, ids, line_end, region.parent.end, -1)
                             for r in owner.results]
-        else:
-            frame = what
-            assert isinstance(frame, OpFrame)
-            end, end_line = frame.end_order, self.frame_end_line[id(frame)]
-            if kind == "op":
-                head = _HEAD.match(text)
-                assert head is not None
-                if head.group(1) and first_use - line_start < head.end(1):
-                    raise _Unvouched("a tracked name defined again")
-                if frame.results and self._makes_view(
-                        frame.name, text[head.end(2):text.rstrip().rfind("{")],
-                        head.group(2)[0] == '"'):
-                    scope_start = data.index(b"\n", line_start)
-                    made = [_Binding(r, ids, scope_start, region.end, line)
-                            for r in frame.results]
-        self._extend(ids, region, end, end_line)
+            if extends:
+                order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
+                self._extend(ids, self._region_at(first_use), order, line)
+            return made
+        frame = what
+        assert isinstance(frame, OpFrame)
+        region = self._region_at(first_use)
+        if kind == "op":
+            head = _HEAD.match(text)
+            assert head is not None
+            if head.group(1) and first_use - line_start < head.end(1):
+                raise _Unvouched("a tracked name defined again")
+            if frame.results and self._makes_view(
+                    frame.name, text[head.end(2):text.rstrip().rfind("{")],
+                    head.group(2)[0] == '"'):
+                made = [_Binding(r, ids, line_end, region.end, line) for r in frame.results]
+        self._extend(ids, region, frame.end_order, self.frame_end_line[id(frame)])
         return made
 
     def _definition_line(self, text: str, head: re.Match[str], line: int,
