@@ -345,16 +345,20 @@ class _Reader:
         """Regions, ops and allocas in one pass over the events, in text order."""
         data = self.data
         start, end = self.body_start, self.body_end
-        events: list[tuple[int, int]] = []  # (offset, kind): 0 close, 1 label, 2 alloca, 3 open
-        # Close and label events match from the newline before their line; the body's first
-        # line is an op, so the search starts at that newline.
+        # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
+        # comment or blank line): a list of ints sorts faster and holds a third of the
+        # memory of a list of pairs. Close, label and blank-line events match from the
+        # newline before their line; the body's first line is an op, so the searches start
+        # at that newline.
         search_from = max(start - 1, 0)
-        events.extend((m.start() + 1, 0) for m in _REGION_CLOSE.finditer(data, search_from, end))
-        events.extend((m.start() + 1, 1) for m in _LABEL.finditer(data, search_from, end))
-        events.extend((m.start(), 2) for m in _ALLOCATION_OP.finditer(data, start, end))
-        events.extend((m.start(), 3) for m in _REGION_OPEN.finditer(data, start, end))
-        events.extend((offset, 4) for offset in self.comment_lines)
-        events.extend((m.start() + 1, 4) for m in _BLANK_LINE.finditer(data, search_from, end))
+        events = [(m.start() + 1) << 3 for m in _REGION_CLOSE.finditer(data, search_from, end)]
+        events.extend(((m.start() + 1) << 3) | 1
+                      for m in _LABEL.finditer(data, search_from, end))
+        events.extend((m.start() << 3) | 2 for m in _ALLOCATION_OP.finditer(data, start, end))
+        events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
+        events.extend((offset << 3) | 4 for offset in self.comment_lines)
+        events.extend(((m.start() + 1) << 3) | 4
+                      for m in _BLANK_LINE.finditer(data, search_from, end))
         events.sort()
         self.allocas: list[RawAlloca] = []
         self.live_end: list[int] = []
@@ -367,8 +371,8 @@ class _Reader:
         position = start
         non_ops = 0  # region-end and label lines so far: every other body line is an op
         last_op_line = 0
-        self.event_offsets: list[int] = [start]
-        self.event_lines: list[int] = [line]
+        self.event_offsets = array("q", (start,))
+        self.event_lines = array("q", (line,))
         self.non_op_lines: list[int] = []
         self.transitions: list[int] = [start]  # the region at an offset: from here on
         self.transition_regions: list[_Region] = [root]
@@ -379,7 +383,8 @@ class _Reader:
         last_close_line = -1
         just_closed: _Region | None = None
         run_once = self.settings.run_once_ops
-        for offset, kind in events:
+        for event in events:
+            offset, kind = event >> 3, event & 7
             line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
             new_line = line + data.count(b"\n", position, line_start)
             if new_line - 1 > line:
