@@ -159,8 +159,15 @@ def sc_mlir_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "sc_mlir.cli"]
 
 
-def run_sc_mlir(path: Path, expected: int, jobs: int | None = None) -> Run:
-    command = [*sc_mlir_command(), "analyze", str(path), "--format", "json", "--quiet"]
+# sc-mlir with the fast reader turned off: every file read by the careful line reader.
+CAREFUL_COMMAND = [sys.executable, "-c", "import sys; from sc_mlir import events; "
+                   "events.MAX_FILE_BYTES = -1; from sc_mlir.cli import main; main()"]
+
+
+def run_sc_mlir(path: Path, expected: int, jobs: int | None = None,
+                careful: bool = False) -> Run:
+    command = [*(CAREFUL_COMMAND if careful else sc_mlir_command()), "analyze", str(path),
+               "--format", "json", "--quiet"]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
     result = run_command(command)
@@ -199,6 +206,7 @@ class Row:
     size: int
     sc: list[Run] = field(default_factory=list)  # default workers
     sc1: list[Run] = field(default_factory=list)  # --jobs 1
+    careful: list[Run] = field(default_factory=list)  # the careful reader only, default jobs
     cpp: list[Run] = field(default_factory=list)
     xdsl: list[Run] = field(default_factory=list)
 
@@ -245,6 +253,14 @@ def print_table(rows: list[Row], runs: int) -> None:
             else:
                 line += f"failed: {row.xdsl[0].error[:70]}"
         print(line)
+    careful = [row for row in rows if row.careful]
+    if careful:
+        print("\nthe same, every file read by the careful line reader (the fast reader off):")
+        for row in careful:
+            fast, slow = median(row.sc, "seconds"), median(row.careful, "seconds")
+            rss = median(row.careful, "rss") / MIB
+            print(f"{row.name:<24}{row.size / MB:>6.1f}  careful {slow:>6.2f}"
+                  f"{spread(row.careful):<11}{rss:>6.0f} MiB   fast / careful {fast / slow:.2f}")
 
 
 def main() -> None:
@@ -258,6 +274,8 @@ def main() -> None:
     parser.add_argument("--no-cpp", action="store_true")
     parser.add_argument("--no-xdsl", action="store_true")
     parser.add_argument("--no-dir", action="store_true", help="skip the 300-file directory")
+    parser.add_argument("--careful", action="store_true",
+                        help="also run sc-mlir with the fast reader off, for the speed-up")
     parser.add_argument("--xdsl-timeout", type=float, default=300)
     args = parser.parse_args()
 
@@ -294,6 +312,8 @@ def main() -> None:
             print(f"run {round_number}/{args.runs}: {row.name}", file=sys.stderr, flush=True)
             row.sc.append(run_sc_mlir(path, truth[row.name]))
             row.sc1.append(run_sc_mlir(path, truth[row.name], jobs=1))
+            if args.careful:
+                row.careful.append(run_sc_mlir(path, truth[row.name], careful=True))
             if cpp:
                 row.cpp.append(run_parser(CPP_SCRIPT, path, None))
             if xdsl and row.size <= 2 * MB and (round_number == 1 or
