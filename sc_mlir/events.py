@@ -186,7 +186,7 @@ class LocationTable(Mapping[str, str]):
 
 class _Region:
     __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
-                 "labels", "owner", "parent", "start")
+                 "labels", "ops_at_open", "owner", "parent", "start")
 
     def __init__(self, owner: OpFrame | None, parent: _Region | None, depth: int,
                  start: int, generic: bool) -> None:
@@ -197,6 +197,7 @@ class _Region:
         self.end = -1
         self.generic = generic  # opened by `({`: its op's `(` stays open
         self.had_ops = False
+        self.ops_at_open = 0
         self.labels = 0
         self.frames_cache: tuple[OpFrame, ...] | None = None
         self.child_counts: dict[str, int] = {}
@@ -429,7 +430,9 @@ class _Reader:
                 last_close_line = line
                 self.line_kind[line] = ("close", owner)
             elif kind == 1:  # a block label
-                if region.had_ops or region.labels or line in self.line_kind:
+                # Ops before it in its region (plain op lines are no events: count them).
+                if (region.had_ops or region.labels or line in self.line_kind
+                        or ops_before > region.ops_at_open):
                     raise _Unvouched("a region with several blocks")
                 region.labels += 1
                 self.non_op_lines.append(line)
@@ -470,6 +473,8 @@ class _Reader:
                     self.line_kind[line] = ("op", frame)
                     last_op_line = line
                 region = _Region(frame, region, region.depth + 1, offset + 2, generic)
+                # The ops up to this line, its own included (a `} else {` line is none).
+                region.ops_at_open = ops_before + (last_close_line != line)
                 self.transitions.append(offset + 1)
                 self.transition_regions.append(region)
         if region is not root:

@@ -213,6 +213,9 @@ def test_location_table_is_read_by_position() -> None:
     'module {\n  %a = memref.alloca() : memref<4xf32>\n}\n#loc2 = loc("a":1:1)\n#loc1 = loc("b":1:1)\n',
     'module {\n  %a = memref.alloca() : memref<4xf32>\x00\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32, "\\"">\n}\n',
+    # An op before the first block label: a region with several blocks.
+    'module {\n  "scf.for"(%c) ({\n    %v = arith.addi %c, %c : index\n  ^bb0(%i: index):\n'
+    '    %a = memref.alloca() : memref<4xf32>\n  }) : (index) -> ()\n}\n',
 ])
 def test_shapes_left_to_the_careful_reader(text: str) -> None:
     assert scan_bytes(text.encode()) is None
