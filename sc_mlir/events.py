@@ -261,12 +261,15 @@ class _Reader:
                 or _CONTINUATION_WORD.match(data, body_start)
                 or any(data.find(end, body_start, body_end) >= 0 for end in _OPEN_LINE_ENDS)):
             raise _Unvouched("a line that is not a whole op, a region end or a label")
-        for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
-            if data.count(opening, body_start, body_end) != data.count(closing, body_start,
-                                                                        body_end):
-                raise _Unvouched("brackets that do not balance")
         self.body_start, self.body_end = body_start, body_end
         self.comment_lines = self._comment_lines()
+        comments = [data[start : data.index(b"\n", start)] for start in self.comment_lines]
+        for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
+            # Brackets in comments are text: they count for neither reader.
+            if (data.count(opening, body_start, body_end) - data.count(closing, body_start,
+                                                                         body_end)
+                    != sum(c.count(opening) - c.count(closing) for c in comments)):
+                raise _Unvouched("brackets that do not balance")
         self.first_body_line = data.count(b"\n", 0, body_start) + 1
         self._structure()
         self._liveness()
@@ -452,10 +455,7 @@ class _Reader:
                 last_op_line = line
             else:  # kind == 3: a `{` ends the line
                 text = self._line(line_start)
-                following = data[offset + 2 : data.find(b"\n", offset + 2)].decode()
-                if (_DICT_ENTRY.match(following) or following.lstrip().startswith("//")
-                        or not following.strip()
-                        or text.count('"') % 2):
+                if _DICT_ENTRY.match(self._next_code_line(offset + 2)) or text.count('"') % 2:
                     raise _Unvouched("an attribute dict over several lines")
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
@@ -519,6 +519,18 @@ class _Reader:
             chunk=self.chunk_index,
         )
         return frame, generic
+
+    def _next_code_line(self, start: int) -> str:
+        """The first line from `start` on that is neither blank nor a comment (what decides,
+        for the careful reader, whether a `{` ending a line opens a region)."""
+        data = self.data
+        while start < self.body_end:
+            end = data.index(b"\n", start)
+            text = data[start:end].strip()
+            if text and not text.startswith(b"//"):
+                return text.decode()
+            start = end + 1
+        return ""
 
     def _line(self, line_start: int) -> str:
         return self.data[line_start : self.data.index(b"\n", line_start)].decode()
