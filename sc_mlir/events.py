@@ -35,6 +35,7 @@ from sc_mlir.scan import (
     RawAlloca,
     Scanner,
     ScanSettings,
+    _constant_value,
     _passes_values_out,
     _results_of,
 )
@@ -271,7 +272,12 @@ class _Reader:
                     != sum(c.count(opening) - c.count(closing) for c in comments)):
                 raise _Unvouched("brackets that do not balance")
         self.first_body_line = data.count(b"\n", 0, body_start) + 1
+        self.dynamic: list[tuple[RawAlloca, int]] = []  # allocas with size operands
         self._structure()
+        for alloca, line_start in self.dynamic:
+            alloca.size_constants = tuple(
+                self._constant_of(name, line_start, self.alloca_region[alloca.index])
+                for name in alloca.syntax.dynamic_sizes)  # type: ignore[union-attr]
         self._liveness()
         chunks = prefix_scan.chunks
         last = chunks[-1]
@@ -452,6 +458,8 @@ class _Reader:
                     raise _Unvouched("an allocation op that is not alone on its line")
                 region.had_ops = True
                 self._alloca(self._line(line_start), line, ops_before + 1, region)
+                if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
+                    self.dynamic.append((self.allocas[-1], line_start))
                 last_op_line = line
             else:  # kind == 3: a `{` ends the line
                 text = self._line(line_start)
@@ -560,8 +568,6 @@ class _Reader:
                 syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
         except SyntaxProblem:
             syntax = parse_alloca(text)  # raises where the careful reader would complain
-        if syntax.dynamic_sizes:
-            raise _Unvouched("dynamic sizes")  # their constants: the careful reader
         alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,
                            text, results, region.frames, self.chunk_index)
         alloca.syntax = syntax
@@ -570,6 +576,43 @@ class _Reader:
         self.live_end_line.append(line)
         self.alloca_region.append(region)
         self.line_kind[line] = ("alloca", alloca)
+
+
+    def _constant_of(self, name: str, before: int, region: _Region) -> int | None:
+        """What `Scanner` keeps for a size operand: the value of the `arith.constant` that
+        defines it, if that is the nearest definition in scope (else None)."""
+        data = self.data
+        token = name.encode()
+        at = data.rfind(token, self.body_start, before)
+        while at >= 0:
+            if data[at + len(token)] not in _NAME_BYTES:
+                line_start = data.rfind(b"\n", 0, at) + 1
+                line = self._line_of(line_start)
+                kind, _ = self.line_kind.get(line, _PLAIN_OP)
+                if kind == "label":
+                    if self._encloses(self._region_at(at), region):
+                        raise _Unvouched("a size operand that is a block argument")
+                elif kind != "comment":
+                    text = self._line(line_start)
+                    head = _HEAD.match(text)
+                    if (head is not None and head.group(1)
+                            and at - line_start < head.end(1)
+                            and self._encloses(self._region_at(at), region)):
+                        results = _results_of(head.group(1))
+                        if head.group(2).strip('"') == "arith.constant" and results[0] == name:
+                            return _constant_value(text)
+                        return None  # defined by another op: no constant
+            at = data.rfind(token, self.body_start, at)
+        return None
+
+    @staticmethod
+    def _encloses(outer: _Region, inner: _Region) -> bool:
+        walk: _Region | None = inner
+        while walk is not None:
+            if walk is outer:
+                return True
+            walk = walk.parent
+        return False
 
     # -- uses ------------------------------------------------------------------------
 

@@ -76,12 +76,41 @@ def test_fixtures_read_alike(path: Path) -> None:
 
 
 def test_the_sample_dump_is_read_fast() -> None:
-    # The sample's lookup module has the shape the fast reader vouches for; the update
-    # module's dynamic sizes are the careful reader's.
     sample = REPO / "fixtures" / "sample" / "sparse_core"
     lookup = read_events(str(sample / "module_0007.sc_embedding_lookup_fwd.mlir"))
     assert lookup is not None and len(lookup.allocas) > 0
-    assert read_events(str(sample / "module_0008.sc_embedding_update.mlir")) is None
+    # A dynamic size takes the value of the `arith.constant` in scope (%c512 = 512).
+    update = read_events(str(sample / "module_0008.sc_embedding_update.mlir"))
+    assert update is not None
+    assert [a.size_constants for a in update.allocas if a.size_constants] == [(512,)]
+
+
+def test_size_operands_take_the_constant_in_scope() -> None:
+    text = """module {
+  func.func @k(%n: index) {
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %a = memref.alloca(%c4) : memref<?xf32, 201>
+    scf.for %i = %c4 to %c8 step %c4 {
+      %c4 = arith.addi %i, %i : index
+      %b = memref.alloca(%c4) : memref<?xf32, 201>
+      %c = memref.alloca(%c8) : memref<?xf32, 201>
+    }
+    "tpu.region"() ({
+      %c16 = arith.constant 16 : index
+      "tpu.yield"() : () -> ()
+    }) : () -> ()
+    %d = memref.alloca(%c16) : memref<?xf32, 201>
+    %e = memref.alloca(%n) : memref<?xf32, 201>
+    return
+  }
+}
+"""
+    fast = scan_bytes(text.encode())
+    assert fast is not None
+    assert_same(fast, scan_text(text))
+    # %b's size is an addi (no constant), %d's constant was in a region already closed.
+    assert [a.size_constants for a in fast.allocas] == [(4,), (None,), (8,), (None,), (None,)]
 
 
 def test_corpus_reads_alike() -> None:
@@ -128,7 +157,7 @@ def _mutate(text: str, rng: random.Random) -> str:
     elif kind == 3:
         lines[at] = lines[at] + rng.choice([" // memref.alloca", " {", "(", ",", " \"%0\""])
     elif kind == 4:
-        cut = rng.randrange(len(text))
+        cut = rng.randrange(max(len(text), 1))
         return text[:cut]
     elif kind == 5:
         lines[at] = lines[at].replace("%", "%x", 1)
@@ -253,7 +282,14 @@ class _ModuleBuilder:
                 name = "%alloca" if rng.random() < 0.3 and depth else self.fresh("a")
                 if name in local:
                     name = self.fresh("a")
-                self.lines.append(f"{pad}{name} = memref.alloca() : memref<16xf32, 201>")
+                if rng.random() < 0.7:
+                    self.lines.append(f"{pad}{name} = memref.alloca() : memref<16xf32, 201>")
+                else:  # a size operand: a constant here, the func's %c0, or an addi
+                    size = rng.choice(["%c0", self.fresh("s")])
+                    if size != "%c0":
+                        op = rng.choice(["arith.constant 7 : index", "arith.addi %c0, %c0 : index"])
+                        self.lines.append(f"{pad}{size} = {op}")
+                    self.lines.append(f"{pad}{name} = memref.alloca({size}) : memref<?xf32, 201>")
                 local.append(name)
             elif roll < 0.35 and local:
                 view = self.fresh("v")
