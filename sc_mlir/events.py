@@ -45,8 +45,9 @@ from sc_mlir.syntax import SyntaxProblem, parse_alloca, parse_alloca_parts
 # generic form is the same name in quotes).
 ALLOCATION_OPS: tuple[str, ...] = ("memref.alloca",)
 _ALLOCATION_OP = re.compile(
-    b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb"(?![\w$.\-])"
+    b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
 )
+_ALLOCATION_OP_TEXT = re.compile(_ALLOCATION_OP.pattern.decode())
 _ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION_OPS}
 
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
@@ -337,7 +338,7 @@ class _Reader:
         if table_at < 0:
             return end, before
         body_end = table_at + 1
-        if data.find(b"memref.alloca", body_end) >= 0:
+        if _ALLOCATION_OP.search(data, body_end):
             raise _Unvouched("an allocation op's name in the location table")
         if _LOC_TABLE.match(data, body_end).end() != end:
             raise _Unvouched("a location table line this reader does not read")
@@ -547,7 +548,8 @@ class _Reader:
         """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
         head = _HEAD.match(raw)
         if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
-                or raw.count("memref.alloca") != 1 or raw.count("(") != raw.count(")")
+                or len(_ALLOCATION_OP_TEXT.findall(raw)) != 1
+                or raw.count("(") != raw.count(")")
                 or raw.count("[") != raw.count("]")
                 or raw.count('"') % 2):
             raise _Unvouched("an allocation op this reader does not read")
