@@ -4,14 +4,20 @@ Each file is one module of many funcs, shaped like what the SparseCore compiler 
 integer memory spaces (201 TileSpmem, 202 Spmem, 203 HBM, 204 sync flags, none = Smem),
 allocas at func level and inside nested `scf.for`, `scf.if` and `"tpu.region"`, DMA-like
 unregistered `tpu.*` ops, `loc(#locN)` on every op and the location alias table at the end.
+Two location styles: `simple` (file, name and call-site aliases) and `xla` (shaped like
+XLA's tables: plain file locations mixed with `loc(fused[#loc2, #loc1])`,
+`loc("jit(f)/fusion.92"(#loc1))` and `callsite(...)` aliases, and some ops carrying an
+inline `loc("file":l:c)` instead of an alias).
 Upstream ops are printed in the pretty or the generic form; `tpu.*` ops are always generic
 (no parser knows their custom syntax). The output is valid MLIR that MLIR's own parser
 accepts (with unregistered dialects allowed), so both tools read the same bytes.
 
     python bench/generate.py OUT_DIR [--sizes 1,10,50,200] [--forms generic,pretty]
+                                     [--locs simple,xla]
 
-writes OUT_DIR/<form>_<N>mb.mlir, OUT_DIR/dir300/ (300 small files) and
-OUT_DIR/ground_truth.json (alloca counts per file, the benchmark's correctness check).
+writes OUT_DIR/<form>_<N>mb.mlir (OUT_DIR/<form>_xla_<N>mb.mlir for the xla style),
+OUT_DIR/dir300/ (300 small files) and OUT_DIR/ground_truth.json (alloca counts per file,
+the benchmark's correctness check).
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ SIZES = (16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 23440)
 class Writer:
     """Builds one module's text; counts allocas; keeps the location alias table."""
 
-    def __init__(self, seed: int, form: str) -> None:
+    def __init__(self, seed: int, form: str, locs: str = "simple") -> None:
         self.rng = random.Random(seed)
         self.form = form
+        self.locs_style = locs
         self.lines: list[str] = []
         self.locs: list[str] = []
         self.value = 0
@@ -42,6 +49,8 @@ class Writer:
     # -- helpers ---------------------------------------------------------------------
 
     def loc(self) -> str:
+        if self.locs_style == "xla":
+            return self.xla_loc()
         index = len(self.locs) + 1
         kind = self.rng.random()
         line = self.rng.randint(1, 2000)
@@ -50,6 +59,30 @@ class Writer:
             text = f'loc("model/sparse_core_{index % 7}.py":{line}:{col})'
         elif kind < 0.8:
             text = f'loc("op_{index % 13}"(#loc{self.rng.randint(1, index - 1)}))'
+        else:
+            a, b = self.rng.randint(1, index - 1), self.rng.randint(1, index - 1)
+            text = f"loc(callsite(#loc{a} at #loc{b}))"
+        self.locs.append(text)
+        self.alias_table_bytes += len(f"#loc{index} = {text}\n")
+        return f"loc(#loc{index})"
+
+    def xla_loc(self) -> str:
+        """XLA's mix: most ops point at an alias, some carry their file location inline."""
+        index = len(self.locs) + 1
+        kind = self.rng.random()
+        line = self.rng.randint(1, 2000)
+        col = self.rng.randint(1, 80)
+        source = f'"third_party/py/model/sparse_core_{index % 7}.py":{line}:{col}'
+        if kind < 0.1:
+            return f"loc({source})"
+        if kind < 0.45 or index < 3:
+            text = f"loc({source})"
+        elif kind < 0.7:
+            text = (f'loc("jit(sc_step)/while/body/fusion.{index % 97}"'
+                    f"(#loc{self.rng.randint(1, index - 1)}))")
+        elif kind < 0.88:
+            a, b = self.rng.randint(1, index - 1), self.rng.randint(1, index - 1)
+            text = f"loc(fused[#loc{a}, #loc{b}])"
         else:
             a, b = self.rng.randint(1, index - 1), self.rng.randint(1, index - 1)
             text = f"loc(callsite(#loc{a} at #loc{b}))"
@@ -230,12 +263,18 @@ class Writer:
             yield f"#loc{index} = {text}\n"
 
 
-def write_module(path: Path, form: str, target_bytes: int, seed: int) -> int:
-    writer = Writer(seed, form)
+def write_module(path: Path, form: str, target_bytes: int, seed: int, locs: str = "simple"
+                 ) -> int:
+    writer = Writer(seed, form, locs)
     with open(path, "w") as out:
         for piece in writer.module(target_bytes):
             out.write(piece)
     return writer.allocas
+
+
+def bench_file_name(form: str, size: str, style: str) -> str:
+    """`generic_50mb.mlir` (simple locations), `generic_xla_50mb.mlir` (XLA-like)."""
+    return f"{form}_{size}mb.mlir" if style == "simple" else f"{form}_{style}_{size}mb.mlir"
 
 
 def main() -> None:
@@ -243,16 +282,22 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--sizes", default="1,10,50,200", help="MB, comma separated")
     parser.add_argument("--forms", default="generic,pretty")
+    parser.add_argument("--locs", default="simple", help="location styles: simple,xla")
     parser.add_argument("--files", type=int, default=300, help="small files in dir300/")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     truth: dict[str, int] = {}
-    for form in args.forms.split(","):
-        for size in args.sizes.split(","):
-            path = args.out / f"{form}_{size}mb.mlir"
-            truth[path.name] = write_module(path, form, int(float(size) * 1_000_000),
-                                            seed=int(float(size) * 1000) + len(form))
-            print(f"{path}: {path.stat().st_size / 1e6:.1f} MB, {truth[path.name]} allocas")
+    truth_path = args.out / "ground_truth.json"
+    if truth_path.exists():  # other styles and sizes generated earlier stay listed
+        truth = json.loads(truth_path.read_text())
+    for style in args.locs.split(","):
+        for form in args.forms.split(","):
+            for size in args.sizes.split(","):
+                path = args.out / bench_file_name(form, size, style)
+                truth[path.name] = write_module(path, form, int(float(size) * 1_000_000),
+                                                seed=int(float(size) * 1000) + len(form),
+                                                locs=style)
+                print(f"{path}: {path.stat().st_size / 1e6:.1f} MB, {truth[path.name]} allocas")
     if args.files:
         directory = args.out / "dir300"
         directory.mkdir(exist_ok=True)
@@ -263,7 +308,7 @@ def main() -> None:
                                   seed=10_000 + i)
         truth["dir300"] = count
         print(f"{directory}: {args.files} files, {count} allocas")
-    (args.out / "ground_truth.json").write_text(json.dumps(truth, indent=2) + "\n")
+    truth_path.write_text(json.dumps(truth, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from sc_mlir import jaxbridge, parts
 from sc_mlir.discover import Skipped, discover
+from sc_mlir.events import read_events
 from sc_mlir.gcpause import paused_gc
 from sc_mlir.model import Allocation, ModelSettings, build_allocations
 from sc_mlir.parts import scan_file_in_parts, wait_reporting
@@ -83,8 +84,18 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     settings = settings or LoadSettings()
     with paused_gc():
         try:
-            if jobs > 1 and pool is not None:
+            # The fast reader first; the careful one reads what it does not vouch for, a
+            # large file in parts on `jobs` cores (its own workers when not given a pool).
+            scan = read_events(path, settings.scan, on_bytes)
+            if scan is not None:
+                pass
+            elif jobs > 1 and pool is not None:
                 scan = scan_file_in_parts(path, settings.scan, jobs, pool, on_bytes=on_bytes)
+            elif jobs > 1 and _size(path) >= 2 * parts.MIN_PART_BYTES:
+                warm_parsers()
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
+                                         initializer=start_worker, initargs=(None,)) as own:
+                    scan = scan_file_in_parts(path, settings.scan, jobs, own, on_bytes=on_bytes)
             else:
                 scan = scan_file(path, settings.scan, on_bytes=on_bytes)
             records, diagnostics = build_allocations(scan, settings.model)
@@ -232,10 +243,12 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
     sizes = [_size(path) for path in files]
     large = [size >= 2 * parts.MIN_PART_BYTES for size in sizes]
-    if workers == 1 or (len(files) < 2 and not any(large)):
+    if workers == 1 or len(files) < 2:
+        # One file: read here (workers are started only if the careful reader needs them).
         tracker = ByteProgress(progress, sum(sizes))
         for path in files:
-            result = read_file(path, settings, on_bytes=tracker.file(path) if progress else None)
+            result = read_file(path, settings, jobs=workers,
+                               on_bytes=tracker.file(path) if progress else None)
             tracker.finish(path)
             yield result
         tracker.complete()

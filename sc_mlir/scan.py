@@ -398,6 +398,7 @@ class Scanner:
         self.line_no = 0
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
+        self.alias_batch_after = 0  # no alias batch is tried before this line
 
     # -- driving ---------------------------------------------------------------------
 
@@ -474,11 +475,17 @@ class Scanner:
                 continue
             if first == "#":
                 if len(self.regions) == 1:
-                    taken = self._alias_run(lines, index - 1)
+                    # A batch that failed is not tried again from each of its lines (that
+                    # was quadratic in the batch on XLA's tables, whose `fused[...]` lines
+                    # fail every batch): its lines are read one by one.
+                    taken = (self._alias_run(lines, index - 1)
+                             if self.line_no >= self.alias_batch_after else 0)
                     if taken:
                         index += taken - 1
                         self.line_no += taken - 1
                     else:
+                        if self.line_no >= self.alias_batch_after:
+                            self.alias_batch_after = self.line_no + _ALIAS_BATCH
                         self._alias_line(raw)
                 else:
                     slow(raw)

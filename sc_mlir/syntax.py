@@ -535,6 +535,10 @@ _FAST_FILE = re.compile(
     r"(?:to\s*(?::\s*([0-9]+)|([0-9]+)\s*:\s*([0-9]+))\s*)?\)")
 _FAST_NAME = re.compile(rf"loc\(\s*{_QUOTED}\s*(?:\(\s*{_ALIAS}\s*\)\s*)?\)")
 _FAST_CALLSITE = re.compile(rf"loc\(\s*callsite\(\s*{_ALIAS}\s+at\s+{_ALIAS}\s*\)\s*\)")
+# `loc(fused[#loc2, #loc1])`: XLA's tables hold tens of thousands.
+_FAST_FUSED = re.compile(rf"loc\(\s*fused\s*\[\s*{_ALIAS}((?:\s*,\s*#[A-Za-z_0-9][\w$.\-]*)*)"
+                         r"\s*\]\s*\)")
+_FUSED_REST = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
 
 
 def _fast_location(text: str) -> Location | None:
@@ -547,6 +551,12 @@ def _fast_location(text: str) -> Location | None:
         return CallSiteLoc(AliasLoc(m.group(1)), AliasLoc(m.group(2))) if m else None
     if kind == "u":
         return UnknownLoc() if text == "loc(unknown)" else None
+    if kind == "f":
+        m = _FAST_FUSED.fullmatch(text)
+        if m is None:
+            return None
+        return FusedLoc(None, (AliasLoc(m.group(1)),
+                               *(AliasLoc(name) for name in _FUSED_REST.findall(m.group(2)))))
     if kind != '"':
         return None
     if m := _FAST_FILE.fullmatch(text):

@@ -28,7 +28,7 @@ number = st.integers(0, 99999).map(str)
 def locations(draw) -> str:
     s = lambda: draw(space)  # noqa: E731
     kind = draw(st.sampled_from(["alias", "file", "range1", "range2", "name", "name_child",
-                                 "callsite", "unknown"]))
+                                 "callsite", "fused", "unknown"]))
     quoted = f'"{draw(string_body)}"'
     if kind == "alias":
         body = draw(alias)
@@ -44,6 +44,9 @@ def locations(draw) -> str:
         body = f"{quoted}{s()}({s()}{draw(alias)}{s()})"
     elif kind == "callsite":
         body = f"callsite({s()}{draw(alias)} at {draw(alias)}{s()})"
+    elif kind == "fused":
+        members = draw(st.lists(alias, min_size=1, max_size=4))
+        body = f"fused{s()}[{s()}" + f"{s()},{s()}".join(members) + f"{s()}]"
     else:
         body = "unknown"
     return f"loc({s()}{body}{s()})"
@@ -66,6 +69,7 @@ def test_single_result_names_equal_the_grammar(name):
 
 def test_the_common_shapes_take_the_fast_path():
     for text in ('loc(#loc12)', 'loc("k.py":1:2)', 'loc("k.py":1:2 to :9)',
-                 'loc("run_scoped:"(#loc21))', "loc(callsite(#loc14 at #loc19))", "loc(unknown)"):
+                 'loc("run_scoped:"(#loc21))', "loc(callsite(#loc14 at #loc19))", "loc(unknown)",
+                 "loc(fused[#loc2, #loc1])"):
         assert _fast_location(text) is not None, text
     assert _fast_location('loc(fused["a", "b"])') is None  # left to the grammar
