@@ -5,8 +5,9 @@ usage error."""
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -49,6 +50,7 @@ from sc_mlir.render.analysis_json import analysis_object
 from sc_mlir.render.analysis_terminal import print_analysis
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
+from sc_mlir.render.html import GENERATOR_MARK
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import allocation_tables, print_diagnostics, space_totals
 from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
@@ -85,6 +87,50 @@ JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Worker proces
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML "
                     "report (plots embedded) to this file.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output file that "
+                     "is not an earlier sc-mlir report.")]
+
+
+@contextmanager
+def stdout_may_close() -> Iterator[None]:
+    """Output piped to a reader that stops early (`| head`): the rest is dropped, and the
+    exit code keeps its meaning (1 is "a crossing was found", not "the pipe closed")."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's final flush would fail again and print a traceback: point the
+        # descriptor at /dev/null instead.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def check_output_path(output: Path, inputs: Sequence[str | Path], force: bool) -> None:
+    """Refuse (exit 2, saying why) to write where the user's data is: an input file, any
+    file inside an input directory, or an existing file that is not an earlier report of
+    ours (unless `force`)."""
+    target = output.resolve()
+    for given in inputs:
+        source = Path(given).resolve()
+        if target == source or (source.is_dir() and target.is_relative_to(source)):
+            where = "is the input" if target == source else f"lies inside the input {given}"
+            _stderr().print(f"[red]error:[/red] will not write {output}: it {where}")
+            raise typer.Exit(EXIT_UNUSABLE)
+    if force or not target.exists():
+        return
+    if target.is_dir():
+        _stderr().print(f"[red]error:[/red] will not write {output}: it is a directory")
+        raise typer.Exit(EXIT_UNUSABLE)
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        head = b""
+    if GENERATOR_MARK.encode() not in head:
+        _stderr().print(f"[red]error:[/red] will not replace {output}: it exists and is not "
+                        "an sc-mlir report (--force replaces it)")
+        raise typer.Exit(EXIT_UNUSABLE)
 
 
 @contextmanager
@@ -110,8 +156,16 @@ def _commands() -> None:
     """Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps."""
 
 
+class _PipedConsole(Console):
+    """rich's console exits with status 1 when its reader goes away; let
+    `stdout_may_close` decide instead."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def _stdout() -> Console:
-    return Console(soft_wrap=False)
+    return _PipedConsole(soft_wrap=False)
 
 
 def _stderr() -> Console:
@@ -202,17 +256,18 @@ def allocas(
     source = _resolve_path(path, example)
     dump = _load(source, jobs, quiet=quiet)
     records = select(dump.records, space, func)
-    if format is Format.json:
-        sys.stdout.write(to_json([allocation_row(r) for r in records]))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
-    else:
-        console = _stdout()
-        console.print(f"[bold]{len(records)} memref.alloca op(s)[/bold] in {source}")
-        for table in allocation_tables(records, base=source):
-            console.print(table)
-        if records:
-            console.print(space_totals(records))
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json([allocation_row(r) for r in records]))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
+        else:
+            console = _stdout()
+            console.print(f"[bold]{len(records)} memref.alloca op(s)[/bold] in {source}")
+            for table in allocation_tables(records, base=source):
+                console.print(table)
+            if records:
+                console.print(space_totals(records))
     print_diagnostics(_stderr(), dump.diagnostics)
 
 
@@ -249,6 +304,7 @@ def analyze(
     allocations: AllocationsOpt = False,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Say for every func and memory space whether the scratch allocations fit, and if not,
     which allocas push the offset past the bound and whether reuse could fit them.
@@ -257,6 +313,8 @@ def analyze(
     bound, 2 unusable input or a usage error.
     """
     source = _resolve_path(path, example)
+    if html is not None:
+        check_output_path(html, [p for p in (source, log, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
@@ -271,12 +329,13 @@ def analyze(
     analysis = analysis.select(space, func)
     if html is not None:
         _write_html(html, analysis.to_html(source))
-    if format is Format.json:
-        sys.stdout.write(to_json(analysis_object(analysis, source, allocations)))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
-    else:
-        print_analysis(_stdout(), analysis, source, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(analysis_object(analysis, source, allocations)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
+        else:
+            print_analysis(_stdout(), analysis, source, top)
     if format is Format.table:
         print_diagnostics(_stderr(), dump.diagnostics)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
@@ -334,10 +393,11 @@ def explain(
     loaded = (_load(str(dump), jobs, load_settings(settings_file), quiet)
               if dump and failures else None)
     explanations = explain_all(failures, loaded, base, log_name=log.name)
-    if format is ExplainFormat.json:
-        sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
-    else:
-        print_explanations(_stdout(), explanations, str(log), str(dump or log))
+    with stdout_may_close():
+        if format is ExplainFormat.json:
+            sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
+        else:
+            print_explanations(_stdout(), explanations, str(log), str(dump or log))
     raise typer.Exit(EXIT_CROSSING if explanations else EXIT_OK)
 
 
@@ -377,9 +437,12 @@ def diff(
     html: HtmlOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Compare two dumps after a config change: which buffers changed and by how much,
     and whether it now fits. Deltas are AFTER minus BEFORE ("+" grew in AFTER)."""
+    if html is not None:
+        check_output_path(html, [p for p in (before, after, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
@@ -393,12 +456,14 @@ def diff(
     result = result.select(space)
     if html is not None:
         _write_html(html, result.to_html())
-    if format is Format.json:
-        sys.stdout.write(to_json(diff_object(result, top=None)))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
-    else:
-        print_diff(_stdout(), result, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(diff_object(result, top=None)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((edit_object(e) for e in result.allocations),
+                                    EDIT_COLUMNS))
+        else:
+            print_diff(_stdout(), result, top)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
