@@ -7,11 +7,19 @@ each alloca is placed in its module, func and scope.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from sc_mlir.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
-from sc_mlir.memref import MemRefType, bits_to_bytes, bytes_to_words, static_elements, total_bits
+from sc_mlir.memref import (
+    ElementType,
+    MemRefType,
+    bits_to_bytes,
+    bytes_to_words,
+    static_elements,
+    total_bits,
+)
 from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
 from sc_mlir.syntax import OtherType, SyntaxProblem, parse_type
@@ -199,9 +207,11 @@ _PRETTY_SYMBOL = re.compile(
     r'\s*(?:%[^=]*=\s*)?[\w.$"]++\s+(?:(?:public|private|nested)\s+)?'
     r'@("[^"\\]*+(?:\\.[^"\\]*+)*+"|[\w$.\-]+)'
 )
-_GENERIC_SYMBOL = re.compile(r'\bsym_name\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
-_CORE_TYPE = re.compile(r"tpu\.core_type\s*=\s*#tpu\.core_type<\s*(\w+)\s*>")
-_SCRATCH_OPERANDS = re.compile(r"\bscratch_operands\s*=\s*(\d+)")
+# Attribute names may be quoted (`{"sym_name" = "k"}`): MLIR reads both spellings.
+_GENERIC_SYMBOL = re.compile(r'(?:\bsym_name|"sym_name")\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+_CORE_TYPE = re.compile(r'(?:tpu\.core_type|"tpu\.core_type")\s*=\s*'
+                        r"#tpu\.core_type<\s*(\w+)\s*>")
+_SCRATCH_OPERANDS = re.compile(r'(?:\bscratch_operands|"scratch_operands")\s*=\s*(\d+)')
 
 
 def frame_symbol(frame: OpFrame) -> str | None:
@@ -389,7 +399,7 @@ class _Builder:
 
 def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRefType:
     if isinstance(parsed, MemRefType):
-        return parsed
+        return _with_aliased_element(parsed, aliases)
     text = parsed.text
     if text.startswith("!") and text in aliases:
         try:
@@ -397,11 +407,29 @@ def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRe
         except SyntaxProblem as problem:
             raise _Skip(f"type alias {text} does not parse: {problem.message}") from None
         if isinstance(resolved, MemRefType):
-            return resolved
+            return _with_aliased_element(resolved, aliases)
         raise _Skip(f"type alias {text} is {resolved.text}, not a memref")
     if text.startswith("!") and text not in aliases:
         raise _Skip(f"result type {text} is not defined in this module (or is not a memref)")
     raise _Skip(f"result type {text} is not a memref")
+
+
+def _with_aliased_element(memref: MemRefType, aliases: dict[str, str]) -> MemRefType:
+    """`memref<2x!E>` with `!E = vector<4xf32>`: the element's width comes from its alias
+    (the text stays as written)."""
+    element = memref.element
+    if element.bits is not None or not element.text.startswith("!") or not aliases:
+        return memref
+    definition = resolve_attribute_alias_type(element.text, aliases)
+    if definition == element.text:
+        return memref
+    try:
+        resolved = parse_type(definition)
+    except SyntaxProblem:
+        return memref  # an element type sc-mlir cannot size: its size stays unknown
+    if isinstance(resolved, MemRefType) or resolved.bits is None:
+        return memref
+    return dataclasses.replace(memref, element=ElementType(element.text, resolved.bits))
 
 
 def resolve_attribute_alias_type(text: str, aliases: dict[str, str], limit: int = 32) -> str:

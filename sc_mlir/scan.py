@@ -157,7 +157,10 @@ class FileScan:
 
 # --- lexical helpers -------------------------------------------------------------------
 
-_SPLIT_MARKER = re.compile(r"\s*// -----")
+# MLIR's rule (mlir/lib/Support/ToolUtilities.cpp): `// -----` not followed by another
+# dash ("doesn't have any dash post"; a longer rule of dashes is a near miss, a comment).
+# `// -----// IR Dump After` headers are separators.
+_SPLIT_MARKER = re.compile(r"\s*// -----(?!-)")
 _DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) ")
 # Every pattern here runs in time linear in the line: no two ways to match the same text
 # (string bodies are unrolled, alternatives start with different characters), so a
@@ -1319,7 +1322,14 @@ def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = N
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    return scan_lines(path, (line.rstrip("\r") for line in lines), settings)
+    return scan_lines(path, _without_cr(lines) if "\r" in text else lines, settings)
+
+
+def _without_cr(lines: list[str]) -> list[str]:
+    """MLIR ends lines at "\n" only and reads a "\r" as a blank: CRs at the end go (CRLF,
+    CR CR LF), any other CR becomes a space, which keeps the columns."""
+    return [line.rstrip("\r").replace("\r", " ") if "\r" in line else line
+            for line in lines]
 
 
 BLOCK_CHARS = 1 << 22
@@ -1329,16 +1339,17 @@ def iter_file_blocks(path: str) -> Iterator[tuple[list[str], bool]]:
     """The lines of a file without their newlines, in lists read a large block at a time
     (fast, and the memory held is one block, whatever the file's size), each with whether
     it holds control characters or invalid UTF-8 (one search per block)."""
-    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+    # newline="": no universal newlines, which would end a line at a lone "\r" too.
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         tail = ""
         while block := handle.read(BLOCK_CHARS):
             text = tail + block
             suspect = _ODD_CHARACTER.search(text) is not None
             lines = text.split("\n")
             tail = lines.pop()
-            yield lines, suspect
+            yield (_without_cr(lines) if "\r" in text else lines), suspect
         if tail:
-            yield [tail], _ODD_CHARACTER.search(tail) is not None
+            yield _without_cr([tail]), _ODD_CHARACTER.search(tail) is not None
 
 
 def scan_file(path: str, settings: ScanSettings | None = None) -> FileScan:
