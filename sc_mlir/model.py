@@ -17,6 +17,7 @@ from sc_mlir.memref import (
     MemRefType,
     bits_to_bytes,
     bytes_to_words,
+    size_too_large,
     static_elements,
     total_bits,
 )
@@ -246,10 +247,16 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
         if raw.syntax is None:
             continue  # the scanner already reported why
         try:
-            records.append(builder.build(raw))
+            record = builder.build(raw)
         except _Skip as skip:
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
                                           f"memref.alloca skipped: {skip}", raw.text))
+            continue
+        records.append(record)
+        if record.words is None and size_too_large(record.resolved_shape):
+            diagnostics.append(Diagnostic(
+                scan.path, raw.line, raw.col, "memref.alloca size too large to count "
+                "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
     diagnostics.extend(undefined_location_notes(scan))
     return records, diagnostics
 

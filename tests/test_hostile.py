@@ -214,6 +214,42 @@ def test_huge_and_zero_sizes(tmp_path):
     assert frame.set_index("name").loc["%2", "words"] == 256
 
 
+def test_sizes_beyond_any_float_or_printable_integer(tmp_path):
+    # 30 dims of 10^9 f32: 10^270 words exactly (beyond int64, within a float). 600 dims:
+    # 5,400 digits, more than Python prints; read with its size unknown, and said so.
+    exact = "memref<" + "1000000000x" * 30 + "f32, 201>"
+    huge = "memref<" + "1000000000x" * 600 + "f32, 201>"
+    text = GOOD.replace("memref<64xf32, 201>", exact).replace("memref<128xi32, 201>", huge)
+    path = write(tmp_path, "huge.mlir", text)
+    code, out, _ = analyze(path, "--allocations", "--html", str(tmp_path / "r.html"))
+    assert code == 1 and allocas(out) == 3
+    words = {a["name"]: a["words"] for a in out["allocations"]}
+    assert words == {"%0": 10**270, "%1": None, "%2": 256}
+    assert [(n[0], n[2]) for n in notes(out)] == [
+        (4, "memref.alloca size too large to count (more than 2^900 elements); read with "
+            "its size unknown")]
+    for command in (["allocas", str(path)], ["allocas", str(path), "--format", "json"],
+                    ["analyze", str(path)], ["analyze", str(path), "--format", "csv"],
+                    ["diff", str(path), str(path)]):
+        result = runner.invoke(app, command)
+        assert result.exception is None or isinstance(result.exception, SystemExit), command
+        assert result.exit_code in (0, 1), command
+    # One such alloca does not cost its directory.
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    write(directory, "a.mlir", text)
+    write(directory, "b.mlir", GOOD)
+    code, out, _ = analyze(directory)
+    assert allocas(out) == 6
+
+
+def test_a_dimension_beyond_64_bits_is_skipped_with_a_note(tmp_path):
+    text = GOOD.replace("memref<64xf32, 201>", "memref<" + "9" * 5000 + "xf32, 201>")
+    _, out, _ = analyze(write(tmp_path, "dim.mlir", text))
+    assert allocas(out) == 2 and out["skipped_allocas"] == 1
+    assert "does not fit in 64 bits" in notes(out)[0][2]
+
+
 def test_duplicate_self_and_missing_location_aliases(tmp_path):
     text = GOOD + '#loc1 = loc("other.py":99:9)\n'
     code, out, _ = analyze(write(tmp_path, "dup.mlir", text))

@@ -208,7 +208,8 @@ def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple
     running = 0
     for alloca in ranked:
         running += alloca.words
-        contributors.append(Contributor(alloca, 100.0 * running / total,
+        # int / int: exact for sizes far beyond a float's range.
+        contributors.append(Contributor(alloca, 100 * running / total,
                                         live=alloca.live_end >= point))
     removal: list[PlacedAlloca] = []
     excess = at.upper_bound - bound
