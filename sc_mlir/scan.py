@@ -198,6 +198,9 @@ REPLACEMENT = "\ufffd"
 _CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _ODD_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\ufffd]")
 _MAX_ODD_LINE_NOTES = 20
+_MAX_NOTES_PER_KIND = 20
+# What varies between notes of one kind: numbers, names, quoted text.
+_NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 # An op with results, which never sits inside another op's brackets.
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
@@ -367,6 +370,8 @@ class Scanner:
         self.line_no = 0
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
+        self.note_counts: dict[str, int] = {}  # per kind of note (see `diagnose`)
+        self.first_note_of_kind: dict[str, str] = {}
 
     # -- driving ---------------------------------------------------------------------
 
@@ -631,8 +636,8 @@ class Scanner:
             still_open = bracket_balance(value)
         else:
             still_open = value.count("(") - value.count(")")
-        if still_open > 0:
-            self.pending_alias = (m.group(1), [value], still_open)
+        if still_open > 0 or not value:  # no value yet: it is on the next line
+            self.pending_alias = (m.group(1), [value] if value else [], still_open)
             return
         self._define_alias(m.group(1), value)
 
@@ -641,6 +646,11 @@ class Scanner:
         if self.odd_lines > _MAX_ODD_LINE_NOTES:
             self.diagnose(self.line_no, 1, f"{self.odd_lines - _MAX_ODD_LINE_NOTES} more "
                           "line(s) with control bytes or invalid UTF-8, read the same way")
+        for kind, count in self.note_counts.items():
+            if count > _MAX_NOTES_PER_KIND:
+                self.diagnostics.append(Diagnostic(
+                    self.path, self.line_no, 1, f"{count - _MAX_NOTES_PER_KIND} more note(s) "
+                    f"like: {self.first_note_of_kind[kind]} (not listed)"))
         for alloca in self.allocas:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
@@ -648,7 +658,18 @@ class Scanner:
                         self.line_no, self.order)
 
     def diagnose(self, line: int, col: int, message: str, quote: str = "") -> None:
-        quote = quote.strip()
+        """Note a problem. Every skipped alloca is listed; other notes are listed up to
+        `_MAX_NOTES_PER_KIND` of each kind per file, and the rest counted (a line of
+        500,000 `}` must not make 500,000 notes)."""
+        if not message.startswith("memref.alloca skipped"):
+            kind = _NOTE_DETAILS.sub("", message)
+            count = self.note_counts.get(kind, 0) + 1
+            self.note_counts[kind] = count
+            if count == 1:
+                self.first_note_of_kind[kind] = message
+            elif count > _MAX_NOTES_PER_KIND:
+                return
+        quote = quote[:4096].strip()
         if len(quote) > 120:
             quote = quote[:117] + "..."
         self.diagnostics.append(Diagnostic(self.path, line, col, message, quote))
@@ -1186,8 +1207,8 @@ class Scanner:
             return
         value = raw[m.end() : len(code)].strip()
         still_open = bracket_balance(code[m.end() :])
-        if still_open > 0:
-            self.pending_alias = (m.group(1), [value], still_open)
+        if still_open > 0 or not value:  # no value yet: it is on the next line
+            self.pending_alias = (m.group(1), [value] if value else [], still_open)
             return
         self._define_alias(m.group(1), value)
 
@@ -1225,9 +1246,14 @@ class Scanner:
         if self.pending_alias is not None:
             name, parts, _ = self.pending_alias
             self.pending_alias = None
-            self._define_alias(name, " ".join(parts))
-            self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end of the "
-                          f"{'file' if final else 'chunk'}; kept as read")
+            if not parts:
+                self.diagnose(self.line_no, len(self.raw) + 1,
+                              f"the {'file' if final else 'chunk'} ends "
+                              f"after '{name} =': the alias has no value")
+            else:
+                self._define_alias(name, " ".join(parts))
+                self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end "
+                              f"of the {'file' if final else 'chunk'}; kept as read")
         if self.pending_alloca is not None:
             alloca, text, _, _ = self.pending_alloca
             self._alloca_failed(alloca, text, SyntaxProblem(len(text), "text ends inside the op",

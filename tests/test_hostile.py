@@ -250,6 +250,32 @@ def test_a_dimension_beyond_64_bits_is_skipped_with_a_note(tmp_path):
     assert "does not fit in 64 bits" in notes(out)[0][2]
 
 
+def test_a_file_cut_right_after_an_alias_name_says_where_it_ends(tmp_path):
+    text = GOOD[: GOOD.index("#loc6 =") + len("#loc6 =")]
+    _, out, _ = analyze(write(tmp_path, "cut.mlir", text))
+    assert allocas(out) == 3
+    assert (19, 8, "the file ends after '#loc6 =': the alias has no value") in [
+        n[:3] for n in notes(out)]
+
+
+def test_a_value_on_the_line_after_its_alias_name_is_read():
+    from sc_mlir.scan import scan_text
+
+    scan = scan_text('#loc1 =\n  loc("a.py":1:2)\nmodule {\n}\n')
+    assert scan.chunks[0].aliases == {"#loc1": 'loc("a.py":1:2)'} and scan.diagnostics == []
+
+
+def test_notes_are_capped_per_kind_and_the_rest_counted(tmp_path):
+    text = GOOD.replace("    return\n", "    return\n" + "}" * 500_000 + "\n", 1)
+    _, out, _ = analyze(write(tmp_path, "braces.mlir", text))
+    assert allocas(out) == 3
+    closes = [n for n in notes(out) if n[2] == "'}' closes nothing that is open; ignored"]
+    assert len(closes) == 20
+    assert any(n[2] == "499980 more note(s) like: '}' closes nothing that is open; ignored "
+               "(not listed)" for n in notes(out))
+    assert len(out["diagnostics"]) < 30
+
+
 def test_duplicate_self_and_missing_location_aliases(tmp_path):
     text = GOOD + '#loc1 = loc("other.py":99:9)\n'
     code, out, _ = analyze(write(tmp_path, "dup.mlir", text))
