@@ -205,6 +205,13 @@ _NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
+# Where a second op may start on a line, after a blank: `%x = dialect.op`, `%x = "op"`, a
+# generic `"dialect.op"(`, or a statement-form `memref.alloca(`. Taken as an op start
+# only where the brackets opened since the previous op are closed (`_op_starts`). One
+# result name only: a pattern over a comma list would rescan it from every `%`.
+_MID_OP = re.compile(r'(?<=[ \t])(?:%[\w$.\-]++(?::\d++)?+[ \t]*+=[ \t]*+'
+                     r'(?:"[\w$.\-]++"|[A-Za-z_][\w$]*+\.[\w$.]++)|"[\w$.\-]++"[ \t]*+\(|'
+                     r'memref\.alloca[ \t]*+\()')
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
 # character); batches with trailing blanks are read line by line instead.
@@ -825,21 +832,54 @@ class Scanner:
                 word = re.match(r"[\w$.]+", text.lstrip())
                 if word is not None and word.group() in _CONTINUATION_WORDS:
                     continuing = True
+        starts = self._op_starts(code, start, end, open_before)
         if continuing:
+            first_end = starts[0] if starts else end
             if after_close:
                 if region.cur_frame is not None:
-                    region.cur_frame.trailer.append(self._raw_slice(start, end))
+                    region.cur_frame.trailer.append(self._raw_slice(start, first_end))
             elif region.cur_frame is None and region.cur_head is not None:
                 extra = region.cur_extra
                 if extra is None:
                     extra = region.cur_extra = []
                 if len(extra) < _MAX_HEADER_LINES:
-                    extra.append(self._raw_slice(start, end))
-            self._uses(code, start, end, region)
-            self._count_nesting(text)
-            return
-        self._start_op(code, start, end, region)
+                    extra.append(self._raw_slice(start, first_end))
+            self._uses(code, start, first_end, region)
+        else:
+            starts.insert(0, start)
+        # Each op on the line, up to the next one (`%a = memref.alloca() : memref<4xf32>
+        # "tpu.yield"() : () -> ()` is two ops).
+        for k, op_start in enumerate(starts):
+            self._start_op(code, op_start, starts[k + 1] if k + 1 < len(starts) else end,
+                           region)
         self._count_nesting(text)
+
+    def _op_starts(self, code: str, start: int, end: int, open_before: int) -> list[int]:
+        """Where further ops start in code[start:end], after the text of the one going
+        on: a `_MID_OP` match where the brackets opened since then are all closed."""
+        found: list[int] = []
+        raw = self.raw
+        after = start
+        depth = open_before
+        first = start
+        while first < end and raw[first] in " \t":
+            first += 1
+        for m in _MID_OP.finditer(raw, first + 1, end):
+            at = m.start()
+            if code[at] != raw[at]:
+                continue  # inside a string: blanked in code
+            if raw[at] != "%":
+                before = at - 1
+                while before > start and raw[before] in " \t":
+                    before -= 1
+                if raw[before] == "=":
+                    continue  # the name of the op whose results precede it
+            depth += bracket_balance(code[after:at])
+            after = at
+            if depth <= 0:
+                found.append(at)
+                depth = 0
+        return found
 
     def _count_nesting(self, text: str) -> None:
         delta = text.count("(") + text.count("[") - text.count(")") - text.count("]")
@@ -969,7 +1009,7 @@ class Scanner:
     def _uses(self, code: str, start: int, end: int, region: _Region) -> frozenset[int]:
         """Record uses of tracked values in code[start:end]; return the allocas they reach."""
         tracked = self.tracked
-        if not tracked or "%" not in code:
+        if not tracked or code.find("%", start, end) < 0:  # not `in code`: n^2 on a long line
             return frozenset()
         found: frozenset[int] = frozenset()
         for token in _SSA.findall(code, start, end):
@@ -1139,7 +1179,10 @@ class Scanner:
                 results_text = head.group(1)
                 results = _results_of(results_text) if results_text else ()
                 col = head.start(2) + 1
-                header = head.string[head.start(1) if results_text else head.start(2):]
+                # Up to the end of this op's text, not of the line: a line of nested ops
+                # must not give each of them the rest of the line.
+                header = head.string[head.start(1) if results_text else head.start(2)
+                                     : head.endpos]
                 if parent.cur_extra:
                     header = " ".join([header, *parent.cur_extra])
             sibling = parent.child_counts.get(name, 0)

@@ -10,6 +10,7 @@ loads them once (LALR, contextual lexer) and turns parse trees into plain record
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -101,8 +102,20 @@ def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
         # Building the LALR tables takes a quarter of a second; lark pickles them and
         # rebuilds them when the grammar or lark changes. Its default place is the shared
         # temporary directory, where anyone could plant a pickle: ours is a private one.
-        cache=_private_cache_file(f"{Path(grammar).stem}-{'-'.join(starts)}") or False,
+        cache=_private_cache_file(f"{Path(grammar).stem}-{'-'.join(starts)}-"
+                                  f"{_grammars_digest()}") or False,
     )
+
+
+@cache
+def _grammars_digest() -> str:
+    """A digest of every grammar file: lark checks only the main grammar's text against
+    its cache, so an edited imported grammar (memref_type.lark, imported by alloca.lark)
+    would leave a stale parser in the cache."""
+    digest = hashlib.sha256()
+    for path in sorted(grammar_dir().glob("*.lark")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def _private_cache_file(name: str) -> str | None:

@@ -198,6 +198,37 @@ def test_10000_deep_regions(tmp_path):
     assert result.exit_code == 0 and result.exception is None
 
 
+@pytest.mark.parametrize("opener, closer", [
+    ('"tpu.region"() ({ ', '"tpu.yield"() : () -> () }) : () -> () '),
+    ("scf.for %i = %c0 to %c8 step %c1 { ", "} "),
+])
+def test_10000_regions_nested_on_one_line(tmp_path, opener, closer):
+    # Before: each op kept the rest of the line as its header (2,000 deep: 931 MB; 30,000:
+    # killed at 12.9 GB; 10,000: several GB). Linear memory: tens of MB for this line.
+    import tracemalloc
+
+    from sc_mlir.scan import scan_file
+
+    depth = 10_000
+    line = ("    " + opener * depth + "%a = memref.alloca() : memref<4xf32, 201> "
+            + closer * depth)
+    path = write(tmp_path, "oneline.mlir", GOOD.replace("    return\n", line + "\n    return\n"))
+    tracemalloc.start()
+    try:
+        scan = scan_file(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 60 * 1024 * 1024, f"{peak / 2**20:.0f} MiB"
+    assert len(scan.allocas) == 4 and scan.diagnostics == []
+    deepest = next(a for a in scan.allocas if a.results == ("%a",))
+    assert len(deepest.frames) == 2 + depth
+    code, out, _ = analyze(path, "--allocations")
+    assert code == 0 and allocas(out) == 4
+    by_name = {a["name"]: a for a in out["allocations"]}
+    assert by_name["%a"]["scope_path"].count("/") == depth and by_name["%a"]["func"] == "f"
+
+
 def test_huge_and_zero_sizes(tmp_path):
     text = GOOD.replace("memref<64xf32, 201>", "memref<9223372036854775807x3xf32, 201>") \
                .replace("memref<128xi32, 201>", "memref<0xi32, 201>")

@@ -72,3 +72,16 @@ def test_blanks_inside_a_scalable_vector_dim(tmp_path):
     records, notes = read(tmp_path, text)
     # Read, with its size unknown (scalable), not skipped.
     assert [(r.name, r.words) for r in records] == [("%a", None)] and notes == []
+
+
+def test_two_ops_on_one_line(tmp_path):
+    text = (HEAD + "    %a = memref.alloca() : memref<4xf32, 201> %b = memref.alloca() : "
+            "memref<8xf32, 201>\n"
+            '    %c0 = arith.constant 0 : index "memref.alloca"() <{operandSegmentSizes = '
+            "array<i32: 0, 0>}> : () -> memref<16xf32, 201>\n" + TAIL)
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.line, r.col, r.words) for r in records] == [
+        ("%a", 3, 10, 4), ("%b", 3, 52, 8), ("", 4, 36, 16)]
+    assert notes == []
+    # Program order: each op its own point.
+    assert [r.order for r in records] == [3, 4, 6]
