@@ -19,11 +19,19 @@ above them, `Diagnostic` for anything skipped.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
+from sc_mlir.syntax import (
+    AllocaSyntax,
+    SyntaxProblem,
+    parse_alloca,
+    parse_alloca_parts,
+    parse_location,
+)
 
 # --- settings --------------------------------------------------------------------------
 
@@ -205,6 +213,17 @@ _NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
+# A line that is only result names (`%a`, `%a, %b =`): its op goes on on the next line.
+_RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
+                           r"[ \t]*+[,=]?[ \t]*+")
+_ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
+_BARE_WORD = re.compile(r"[#!]?[A-Za-z_][\w$.]*")
+_LOC_KEYWORD_AT_END = re.compile(r"(?<![\w$.#!%@\-])loc$")
+_OPEN_DICT_ENTRY = re.compile(r'\{[ \t]*+(?:[A-Za-z_][\w$.\-]*+|"[^"\n]*")[ \t]*+$')
+_TRAILING_LOC = re.compile(r"[ \t]*loc[ \t]*\(")
+# Last characters of a line whose op cannot end there (`%a = memref.alloca() :`); blanks
+# after them send the line to the careful test.
+_OPEN_ENDINGS = frozenset(":=, \t")
 # Where a second op may start on a line, after a blank: `%x = dialect.op`, `%x = "op"`, a
 # generic `"dialect.op"(`, or a statement-form `memref.alloca(`. Taken as an op start
 # only where the brackets opened since the previous op are closed (`_op_starts`). One
@@ -371,10 +390,20 @@ class Scanner:
         # grammar's complaint if the next line shows the text was complete after all.
         self.pending_alloca: tuple[RawAlloca, str, int, SyntaxProblem | None] | None = None
         self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
+        # "=": the alias name was alone on its line; "more": the value so far is one word
+        # (`loc`), which a bracket on the next line may go on.
+        self.alias_state = ""
         self.nesting_line = 0  # where the open ( [ of self.nesting began
         self.nesting_before_line = 0
         self.kinds_before_line = 0
         self.line_no = 0
+        # Lines held because the op on them goes on (a `<` or `[` still open, only result
+        # names): read as one line once complete, with where each piece came from.
+        self.held: list[tuple[int, str]] | None = None  # (line number, code) per line
+        self.join_map: list[tuple[int, int, int]] | None = None  # (offset, line, col)
+        self.join_text_starts: dict[int, int] = {}  # alloca -> offset of its text
+        self.line_alloca_cols: list[int] = []  # op-name columns registered on this line
+        self.continues_alloca = False  # this line goes on an alloca of an earlier line
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
         self.note_counts: dict[str, int] = {}  # per kind of note (see `diagnose`)
@@ -423,6 +452,16 @@ class Scanner:
             raw = lines[index]
             index += 1
             self.line_no += 1
+            if self.held is not None:
+                if self._add_to_held(raw):
+                    continue
+            elif ((("<" in raw or "[" in raw) and _maybe_open(raw))
+                  or raw[-1:] in _OPEN_ENDINGS or raw.endswith(("->", "loc"))
+                  or ("%" in raw and ("//" in raw or _RESULTS_ONLY.fullmatch(raw)))
+                  or ("{" in raw and _OPEN_DICT_ENTRY.search(raw))) and not (
+                      self.in_resources or self.pending_alias is not None):
+                if self._hold(raw):
+                    continue
             if (self.nesting or self.pending_brace or self.pending_alloca is not None
                     or self.pending_alias is not None or self.in_resources):
                 slow(raw)
@@ -570,6 +609,7 @@ class Scanner:
         op_start = head.start(1) if results_text else head.start(2)
         text = raw[op_start:].rstrip()
         alloca = self._register_alloca(head.start(2) + 1, op_start + 1, text, results, region)
+        self.line_alloca_cols.clear()
         body_at = head.start(2) - op_start
         loc_at = text.rfind(" loc(")
         try:
@@ -613,7 +653,9 @@ class Scanner:
             limit = min(index + _ALIAS_BATCH, count)
             while end < limit and lines[end][:1] == "#":
                 end += 1
-            if end == index:
+            if end < count and lines[end].lstrip()[:1] in "(<[{=":
+                end -= 1  # the last value goes on on the next line: read it line by line
+            if end <= index:
                 break
             text = "\n".join(lines[index:end])
             if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
@@ -643,12 +685,81 @@ class Scanner:
             still_open = bracket_balance(value)
         else:
             still_open = value.count("(") - value.count(")")
-        if still_open > 0 or not value:  # no value yet: it is on the next line
-            self.pending_alias = (m.group(1), [value] if value else [], still_open)
-            return
-        self._define_alias(m.group(1), value)
+        self._start_alias(m.group(1), value, still_open)
+
+    # -- ops spread over lines -------------------------------------------------------
+
+    def _hold(self, raw: str) -> bool:
+        """Hold a line whose op goes on (MLIR allows a line break wherever it allows a
+        blank): a `<` or `[` left open, or only result names. False: read it now."""
+        code = code_of(raw)[0]
+        first = code.lstrip()[:1]
+        if not first or first == "^" or (len(self.regions) == 1 and first in "#!"):
+            return False  # comments, block labels, alias definitions (their own rule)
+        if not _goes_on(code):
+            return False
+        self.held = [(self.line_no, raw[: len(code)])]
+        return True
+
+    def _add_to_held(self, raw: str) -> bool:
+        """The line after held ones: add it (True), or, when it cannot go on the held op
+        (a new op, a block label, a region's end, too many lines), read the held lines as
+        they are and then this one as usual (False)."""
+        held = self.held
+        assert held is not None
+        code = code_of(raw)[0]
+        stripped = code.strip()
+        if not stripped:
+            return True  # a blank or comment line inside the op
+        if (_NEW_OP.match(code) or stripped[0] == "^"
+                or (stripped[0] == "}" and stripped[:2] != "}>") or len(held) >= _MAX_OP_LINES):
+            self._flush_held()
+            return False
+        held.append((self.line_no, raw[: len(code)]))
+        if _goes_on(code_of(" ".join(text for _, text in held))[0]):
+            return True
+        self._flush_held()
+        return True
+
+    def _flush_held(self) -> None:
+        """Read the held lines as one: blanks join them, and `join_map` says where each
+        piece was (line numbers and columns as MLIR counts them)."""
+        held = self.held
+        assert held is not None
+        self.held = None
+        pieces: list[str] = []
+        join_map: list[tuple[int, int, int]] = []
+        offset = 0
+        for k, (line_no, line) in enumerate(held):
+            text = line if k == 0 else line.lstrip(" \t")
+            if k:
+                pieces.append(" ")
+                offset += 1
+            join_map.append((offset, line_no, len(line) - len(text) + 1))
+            pieces.append(text)
+            offset += len(text)
+        now = self.line_no
+        self.line_no = held[0][0]
+        self.join_map = join_map if len(held) > 1 else None
+        try:
+            self.feed_line("".join(pieces))
+        finally:
+            self.join_map = None
+            self.join_text_starts.clear()
+            self.line_no = now
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        """Line and column of a 0-based offset in the line being read."""
+        join_map = self.join_map
+        if join_map is None:
+            return self.line_no, offset + 1
+        k = bisect.bisect_right(join_map, (offset, 1 << 62, 0)) - 1
+        start, line, col = join_map[max(k, 0)]
+        return line, col + (offset - start)
 
     def finish(self) -> FileScan:
+        if self.held is not None:
+            self._flush_held()
         self._end_chunk(final=True)
         if self.odd_lines > _MAX_ODD_LINE_NOTES:
             self.diagnose(self.line_no, 1, f"{self.odd_lines - _MAX_ODD_LINE_NOTES} more "
@@ -664,7 +775,8 @@ class Scanner:
         return FileScan(self.path, self.allocas, self.chunks, self.diagnostics,
                         self.line_no, self.order)
 
-    def diagnose(self, line: int, col: int, message: str, quote: str = "") -> None:
+    def diagnose(self, line: int, col: int, message: str, quote: str = "",
+                 mapped: bool = False) -> None:
         """Note a problem. Every skipped alloca is listed; other notes are listed up to
         `_MAX_NOTES_PER_KIND` of each kind per file, and the rest counted (a line of
         500,000 `}` must not make 500,000 notes)."""
@@ -676,6 +788,8 @@ class Scanner:
                 self.first_note_of_kind[kind] = message
             elif count > _MAX_NOTES_PER_KIND:
                 return
+        if self.join_map is not None and not mapped and line == self.line_no and col > 0:
+            line, col = self._position(col - 1)  # a column in lines read as one
         quote = quote[:4096].strip()
         if len(quote) > 120:
             quote = quote[:117] + "..."
@@ -684,6 +798,7 @@ class Scanner:
     def feed_line(self, raw: str) -> None:
         raw = raw.rstrip("\r\n")
         self.raw = raw
+        self.line_alloca_cols.clear()
         if self.in_resources:
             if "#-}" in raw:
                 self.in_resources = False
@@ -700,13 +815,15 @@ class Scanner:
             self.diagnose(self.line_no, raw.find('"') + 1,
                           "string literal is not closed on its line; read to end of line",
                           raw)
-        if self.pending_alias is not None:
-            self._continue_alias(raw, code)
+        if self.pending_alias is not None and self._continue_alias(raw, code):
             if "memref.alloca" in raw[: len(code)]:
                 self._check_mentions(code)
             return
+        self.continues_alloca = False
         if self.pending_alloca is not None:
-            self._continue_alloca(code, stripped)
+            self.continues_alloca = self._continue_alloca(code, stripped)
+        elif stripped[0] == "l" and self.allocas and _TRAILING_LOC.match(code):
+            self._trailing_loc(code)
         if self.pending_brace:
             self._decide_pending_brace(stripped)
         if len(self.regions) == 1 and stripped[0] in "#!" and self.nesting == 0:
@@ -819,7 +936,7 @@ class Scanner:
             # earlier lines left one open.
             self._recover_before_op()
             open_before = 0
-        continuing = after_close or open_before > 0
+        continuing = after_close or open_before > 0 or (start == 0 and self.continues_alloca)
         if not continuing:
             first = text.lstrip()[0]
             if first == "^":
@@ -1053,7 +1170,13 @@ class Scanner:
                          region: _Region) -> RawAlloca:
         """A new alloca at the current op: live until it is used, its results bound to it."""
         aid = len(self.allocas)
-        alloca = RawAlloca(aid, self.order, self.line_no, col, text_col, text, results,
+        self.line_alloca_cols.append(col)
+        line = self.line_no
+        if self.join_map is not None:  # an op spread over lines: where its parts were
+            self.join_text_starts[aid] = text_col - 1
+            line, col = self._position(col - 1)
+            text_col = self._position(text_col - 1)[1]
+        alloca = RawAlloca(aid, self.order, line, col, text_col, text, results,
                            region.frames, len(self.chunks) - 1)
         self.allocas.append(alloca)
         self.live_end.append(self.order)
@@ -1091,6 +1214,12 @@ class Scanner:
         self.pending_alloca = None
         before = text[: problem.offset]
         newlines = before.count("\n")
+        start = self.join_text_starts.get(alloca.index)
+        if start is not None and not newlines:
+            line, col = self._position(start + len(before))
+            self.diagnose(line, col, f"memref.alloca skipped: {problem.message}",
+                          text[:200], mapped=True)
+            return
         if newlines:
             line, col = alloca.line + newlines, len(before) - before.rfind("\n")
         else:
@@ -1098,21 +1227,50 @@ class Scanner:
         quote = text.split("\n")[newlines] if text else ""
         self.diagnose(line, col, f"memref.alloca skipped: {problem.message}", quote)
 
-    def _continue_alloca(self, code: str, stripped: str) -> None:
-        """An alloca's text did not end on its line: add this line if it continues it."""
+    def _continue_alloca(self, code: str, stripped: str) -> bool:
+        """An alloca's text did not end on its line: add this line if it continues it
+        (True). The text is cut where MLIR needs more (`memref<4` or `:`): anything but a
+        new op continues it."""
         assert self.pending_alloca is not None
         alloca, text, lines_added, complaint = self.pending_alloca
         first = stripped[0]
-        starts_op = first in '%"^}' or (
-            (first.isalpha() or first == "_") and self.nesting == 0
-            and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
-        )
+        if complaint is None:
+            starts_op = first == "^" or (first == "}" and stripped[:2] != "}>") or (
+                _NEW_OP.match(code) is not None)
+        else:
+            starts_op = first in '%"^}' or (
+                (first.isalpha() or first == "_") and self.nesting == 0
+                and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
+            )
         if starts_op:
             self._alloca_failed(alloca, text, complaint or SyntaxProblem(
                 len(text), "the op's text ends before its type is complete", False))
-            return
+            return False
         self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
                            lines_added + 1)
+        return True
+
+    def _trailing_loc(self, code: str) -> None:
+        """`loc(...)` alone on the line after an alloca that was complete without it: the
+        alloca's location (MLIR reads a line break there as a blank)."""
+        alloca = self.allocas[-1]
+        syntax = alloca.syntax
+        if (syntax is None or syntax.location is not None or alloca.line >= self.line_no
+                or alloca.order != self.regions[-1].cur_order):
+            return
+        start = code.index("loc")
+        depth = 0
+        for end in range(code.index("(", start), len(code)):
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            if depth == 0:
+                break
+        else:
+            return
+        try:
+            location = parse_location(self.raw[start : end + 1])
+        except SyntaxProblem:
+            return  # not a location after all: the line is read as it stands
+        alloca.syntax = dataclasses.replace(syntax, location=location)
 
     def _block_label(self, text: str) -> None:
         region = self.regions[-1]
@@ -1133,11 +1291,7 @@ class Scanner:
         followed by `(` (the generic form); any other string that says memref.alloca is
         data, not an op.
         """
-        registered = set()
-        for alloca in reversed(self.allocas):
-            if alloca.line != self.line_no:
-                break
-            registered.add(alloca.col)
+        registered = set(self.line_alloca_cols)
         if (len(registered) == 1 and code.count("memref.alloca") == 1
                 and code.find("memref.alloca") + 1 in registered
                 and self.raw.count("memref.alloca") == 1):
@@ -1245,27 +1399,58 @@ class Scanner:
     def _alias_definition(self, raw: str, code: str) -> None:
         m = _ALIAS_DEF.match(raw)
         if m is None:
+            alone = _ALIAS_NAME_ALONE.fullmatch(code)
+            if alone is not None:  # `#loc1` and its `= ...` on the next line
+                self.pending_alias = (alone.group(1), [], 0)
+                self.alias_state = "="
+                return
             self.diagnose(self.line_no, 1, "top-level '#' or '!' line is not an alias "
                           "definition; skipped", raw)
             return
-        value = raw[m.end() : len(code)].strip()
-        still_open = bracket_balance(code[m.end() :])
-        if still_open > 0 or not value:  # no value yet: it is on the next line
-            self.pending_alias = (m.group(1), [value] if value else [], still_open)
-            return
-        self._define_alias(m.group(1), value)
+        self._start_alias(m.group(1), raw[m.end() : len(code)].strip(),
+                          bracket_balance(code[m.end() :]))
 
-    def _continue_alias(self, raw: str, code: str) -> None:
-        """An alias definition spans lines until its brackets close."""
+    def _start_alias(self, name: str, value: str, still_open: int) -> None:
+        if still_open > 0 or not value:  # no value yet: it is on the next line
+            self.pending_alias = (name, [value] if value else [], still_open)
+            self.alias_state = ""
+        elif _BARE_WORD.fullmatch(value):  # `loc`: its `(...)` may be on the next line
+            self.pending_alias = (name, [value], 0)
+            self.alias_state = "more"
+        else:
+            self._define_alias(name, value)
+
+    def _continue_alias(self, raw: str, code: str) -> bool:
+        """An alias definition spans lines until its brackets close (MLIR allows a line
+        break between any two tokens). False: this line is not part of it (the alias is
+        defined as read, or noted) and is read as usual."""
         assert self.pending_alias is not None
         name, parts, still_open = self.pending_alias
-        parts.append(raw[: len(code)].strip())
-        still_open += bracket_balance(code)
+        piece = raw[: len(code)].strip()
+        piece_code = code.strip()
+        state = self.alias_state
+        self.alias_state = ""
+        if state == "=":
+            if not piece.startswith("="):
+                self.pending_alias = None
+                self.diagnose(self.line_no, 1, f"alias {name} has no '=' and no value; "
+                              "skipped", raw)
+                return False
+            piece, piece_code = piece[1:].strip(), piece_code[1:]
+            if not piece:
+                return True  # the value is on the next line
+        elif state == "more" and piece[:1] not in "(<[{":
+            self.pending_alias = None
+            self._define_alias(name, parts[0])
+            return False
+        parts.append(piece)
+        still_open += bracket_balance(piece_code)
         if still_open > 0 and len(parts) < _MAX_OP_LINES * 16:
             self.pending_alias = (name, parts, still_open)
-            return
+            return True
         self.pending_alias = None
-        self._define_alias(name, " ".join(parts))
+        self._start_alias(name, " ".join(parts), still_open)
+        return True
 
     def _define_alias(self, name: str, value: str) -> None:
         aliases = self.chunks[-1].aliases
@@ -1289,7 +1474,10 @@ class Scanner:
         if self.pending_alias is not None:
             name, parts, _ = self.pending_alias
             self.pending_alias = None
-            if not parts:
+            state, self.alias_state = self.alias_state, ""
+            if state == "more":
+                self._define_alias(name, parts[0])  # complete as it stands
+            elif not parts:
                 self.diagnose(self.line_no, len(self.raw) + 1,
                               f"the {'file' if final else 'chunk'} ends "
                               f"after '{name} =': the alias has no value")
@@ -1356,6 +1544,36 @@ def bracket_balance(code: str) -> int:
     not_closing = code.count("->") + code.count(">=")
     not_opening = code.count("<=")
     return (opens - not_opening) - (closes - not_closing)
+
+
+def _goes_on(code: str) -> bool:
+    """Whether an op's text cannot end with this code: a `<` or `[` left open, only result
+    names, or a last token after which MLIR needs more (`:`, `->`, `=`, `,`)."""
+    if _angle_square_balance(code) > 0 or _RESULTS_ONLY.fullmatch(code):
+        return True
+    end = code.rstrip()
+    if _LOC_KEYWORD_AT_END.search(end) or _OPEN_DICT_ENTRY.search(end):
+        return True  # `loc` before its `(`; `{alignment` before its `= 64 : i64}`
+    if end.endswith(","):
+        # A list going on in parentheses or an attribute dict is read as it always was.
+        return code.count("(") == code.count(")") and "{" not in code
+    return end.endswith((":", "->", "=")) and not end.endswith(("==", "<=", ">="))
+
+
+def _maybe_open(raw: str) -> bool:
+    """Cheap test before `_angle_square_balance`: a `<` or `[` may be left open."""
+    angles = raw.count("<")
+    if angles and angles + raw.count("->") > raw.count(">"):
+        return True
+    return "[" in raw and raw.count("[") > raw.count("]")
+
+
+def _angle_square_balance(code: str) -> int:
+    """Open `<` and `[` not closed in code (`->`, `>=`, `<=` are not brackets); an op
+    whose type or location is cut by a line break leaves one open."""
+    angles = code.count("<") - code.count("<=") - (code.count(">") - code.count("->")
+                                                   - code.count(">="))
+    return max(angles, 0) + max(code.count("[") - code.count("]"), 0)
 
 
 def _passes_values_out(name: str) -> bool:

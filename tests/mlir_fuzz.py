@@ -133,7 +133,7 @@ def gap_allowed(tokens: list[str], gaps: list[str], gap: int, kind: int) -> bool
     left, right = tokens[gap - 1], tokens[gap]
     if kind < 0:
         return bool(gaps[gap]) and (left in _PUNCTUATION or right in _PUNCTUATION) and \
-            not (left == "-" or right == ">" and left.endswith("-"))
+            not (left == "-" or (right == ">" and left.endswith("-")))
     return True
 
 
@@ -191,9 +191,15 @@ def alloca_name_indices(tokens: list[str]) -> list[int]:
 
 def _alloca_element_token(tokens: list[str], name_index: int) -> int | None:
     """Index of the element type token in the alloca's result memref type (after its
-    dims), or None when the type has no static dims to extend."""
-    index = name_index
+    dims), or None when its type is not a `memref<...>` written out or its result is
+    used (a bigger type would no longer match its uses)."""
+    if name_index >= 2 and tokens[name_index - 1] == "=" and \
+            tokens.count(tokens[name_index - 2]) > 1:
+        return None
+    index = name_index + 1
     while index < len(tokens) and tokens[index] != "memref":
+        if tokens[index][0] == "!" or tokens[index] in ("memref.alloca", '"memref.alloca"'):
+            return None
         index += 1
     if index + 1 >= len(tokens) or tokens[index + 1] != "<":
         return None
@@ -231,7 +237,8 @@ def words_of(shape: tuple[int | None, ...] | None, element_bits: int | None) -> 
     elements = math.prod(d for d in shape if d is not None)
     if elements > MAX_COUNTED_ELEMENTS:
         return None
-    return -(-(-(-(elements * element_bits) // 8)) // 4)
+    nbytes = (elements * element_bits + 7) // 8
+    return (nbytes + 3) // 4
 
 
 def expected_from_seed(seed_facts: list[dict], seed_bits: list[int | None], mutant: Mutant

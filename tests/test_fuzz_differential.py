@@ -65,7 +65,7 @@ STATS: Counter[str] = Counter()
 @st.composite
 def mutants(draw: st.DrawFn) -> tuple[str, Mutant]:
     name = draw(st.sampled_from(sorted(SEEDS)))
-    tokens, gaps = TOKENS[name]
+    _, gaps = TOKENS[name]
     allocas = ALLOCA_TOKENS[name]
     # Half the gaps anywhere, half near an alloca, where the reader has the most to lose.
     anywhere = st.integers(0, len(gaps) - 1)
