@@ -217,6 +217,12 @@ _BLANKS_TO_END = re.compile(r"\s*+$")
 _RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
                            r"[ \t]*+[,=]?[ \t]*+")
 _ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
+_NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
+# Result names after a region's `{` or an op's `)`, their `=` on the next line.
+_RESULTS_TAIL = re.compile(r"[{)][ \t]*+%[\w$.\-]++(?::\d++)?+"
+                           r"(?:[ \t]*+,[ \t]*+%[\w$.\-]++(?::\d++)?+)*+[ \t]*+[,=]?$")
+_OP_AFTER_CLOSE = re.compile(r"[ \t]*+([A-Za-z_][\w$]*+\.[\w$.]++)(?=[ \t(]|$)")
+_PROPERTIES = re.compile(r"<\s*\{[^{}]*\}\s*>")
 _BARE_WORD = re.compile(r"[#!]?[A-Za-z_][\w$.]*")
 _LOC_KEYWORD_AT_END = re.compile(r"(?<![\w$.#!%@\-])loc$")
 _OPEN_DICT_ENTRY = re.compile(r'\{[ \t]*+(?:[A-Za-z_][\w$.\-]*+|"[^"\n]*")[ \t]*+$')
@@ -228,7 +234,7 @@ _OPEN_ENDINGS = frozenset(":=, \t")
 # generic `"dialect.op"(`, or a statement-form `memref.alloca(`. Taken as an op start
 # only where the brackets opened since the previous op are closed (`_op_starts`). One
 # result name only: a pattern over a comma list would rescan it from every `%`.
-_MID_OP = re.compile(r'(?<=[ \t])(?:%[\w$.\-]++(?::\d++)?+[ \t]*+=[ \t]*+'
+_MID_OP = re.compile(r'(?<=[ \t)\]>}])(?:%[\w$.\-]++(?::\d++)?+[ \t]*+=[ \t]*+'
                      r'(?:"[\w$.\-]++"|[A-Za-z_][\w$]*+\.[\w$.]++)|"[\w$.\-]++"[ \t]*+\(|'
                      r'memref\.alloca[ \t]*+\()')
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
@@ -458,7 +464,11 @@ class Scanner:
             elif ((("<" in raw or "[" in raw) and _maybe_open(raw))
                   or raw[-1:] in _OPEN_ENDINGS or raw.endswith(("->", "loc"))
                   or ("%" in raw and ("//" in raw or _RESULTS_ONLY.fullmatch(raw)))
-                  or ("{" in raw and _OPEN_DICT_ENTRY.search(raw))) and not (
+                  or ("{" in raw and (_OPEN_DICT_ENTRY.search(raw) or _dict_open(raw)))
+                  or ("loc" in raw and raw.count("(") > raw.count(")"))
+                  or (raw.endswith("{") and "memref.alloca" in raw)
+                  or raw.endswith("alloca") or raw.endswith('alloca"')
+                  or ("%" in raw and _RESULTS_TAIL.search(raw))) and not (
                       self.in_resources or self.pending_alias is not None):
                 if self._hold(raw):
                     continue
@@ -659,6 +669,7 @@ class Scanner:
                 break
             text = "\n".join(lines[index:end])
             if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
+                    or text.count("=") != end - index  # two definitions on a line
                     or "memref.alloca" in text
                     or "\t" in text or " \n" in text or text.endswith(" ")
                     or text.count("(") != text.count(")") or text.count('"') % 2):
@@ -711,8 +722,9 @@ class Scanner:
         stripped = code.strip()
         if not stripped:
             return True  # a blank or comment line inside the op
-        if (_NEW_OP.match(code) or stripped[0] == "^"
-                or (stripped[0] == "}" and stripped[:2] != "}>") or len(held) >= _MAX_OP_LINES):
+        if (_NEW_OP.match(code) or stripped[0] == "^" or len(held) >= _MAX_OP_LINES
+                or (stripped[0] == "}" and stripped[:2] != "}>" and not _dict_open(
+                    code_of(" ".join(text for _, text in held))[0]))):
             self._flush_held()
             return False
         held.append((self.line_no, raw[: len(code)]))
@@ -949,7 +961,7 @@ class Scanner:
                 word = re.match(r"[\w$.]+", text.lstrip())
                 if word is not None and word.group() in _CONTINUATION_WORDS:
                     continuing = True
-        starts = self._op_starts(code, start, end, open_before)
+        starts = self._op_starts(code, start, end, open_before, after_close)
         if continuing:
             first_end = starts[0] if starts else end
             if after_close:
@@ -971,11 +983,17 @@ class Scanner:
                            region)
         self._count_nesting(text)
 
-    def _op_starts(self, code: str, start: int, end: int, open_before: int) -> list[int]:
+    def _op_starts(self, code: str, start: int, end: int, open_before: int,
+                   after_close: bool = False) -> list[int]:
         """Where further ops start in code[start:end], after the text of the one going
-        on: a `_MID_OP` match where the brackets opened since then are all closed."""
+        on: a `_MID_OP` match where the brackets opened since then are all closed. After
+        a region's `}`, an op name (`}  func.func @g() {`) starts one too."""
         found: list[int] = []
         raw = self.raw
+        if after_close:
+            m = _OP_AFTER_CLOSE.match(code, start, end)
+            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
+                return [m.start(1)]
         after = start
         depth = open_before
         first = start
@@ -1234,9 +1252,10 @@ class Scanner:
         assert self.pending_alloca is not None
         alloca, text, lines_added, complaint = self.pending_alloca
         first = stripped[0]
-        if complaint is None:
-            starts_op = first == "^" or (first == "}" and stripped[:2] != "}>") or (
-                _NEW_OP.match(code) is not None)
+        dict_open = bool(self.brace_kinds) and self.brace_kinds[-1] == "D"
+        if complaint is None or (first == "}" and dict_open):
+            starts_op = first == "^" or (first == "}" and stripped[:2] != "}>"
+                                         and not dict_open) or _NEW_OP.match(code) is not None
         else:
             starts_op = first in '%"^}' or (
                 (first.isalpha() or first == "_") and self.nesting == 0
@@ -1246,8 +1265,9 @@ class Scanner:
             self._alloca_failed(alloca, text, complaint or SyntaxProblem(
                 len(text), "the op's text ends before its type is complete", False))
             return False
-        self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
-                           lines_added + 1)
+        starts = self._op_starts(code, 0, len(code), 0)  # `: memref<4xf32> %b = ...`
+        end = starts[0] if starts else len(code)
+        self._parse_alloca(alloca, text + "\n" + self.raw[:end].rstrip(), lines_added + 1)
         return True
 
     def _trailing_loc(self, code: str) -> None:
@@ -1411,6 +1431,13 @@ class Scanner:
                           bracket_balance(code[m.end() :]))
 
     def _start_alias(self, name: str, value: str, still_open: int) -> None:
+        if still_open <= 0 and "=" in value:
+            for m in _NEXT_ALIAS.finditer(value):
+                if bracket_balance(value[: m.start()]) == 0:  # `#a = loc(...) #b = ...`
+                    self._start_alias(name, value[: m.start()].strip(), 0)
+                    rest = value[m.end() :].strip()
+                    self._start_alias(m.group(1), rest, bracket_balance(rest))
+                    return
         if still_open > 0 or not value:  # no value yet: it is on the next line
             self.pending_alias = (name, [value] if value else [], still_open)
             self.alias_state = ""
@@ -1552,12 +1579,27 @@ def _goes_on(code: str) -> bool:
     if _angle_square_balance(code) > 0 or _RESULTS_ONLY.fullmatch(code):
         return True
     end = code.rstrip()
-    if _LOC_KEYWORD_AT_END.search(end) or _OPEN_DICT_ENTRY.search(end):
+    if _LOC_KEYWORD_AT_END.search(end) or _OPEN_DICT_ENTRY.search(end) or _dict_open(code):
         return True  # `loc` before its `(`; `{alignment` before its `= 64 : i64}`
+    if end.lstrip().startswith("loc") and code.count("(") > code.count(")"):
+        return True  # a location alone on its line, going on
+    if end.endswith(("memref.alloca", '"memref.alloca"')) or _RESULTS_TAIL.search(end):
+        return True  # an op name before its operands; results before their `=`
+    if end.endswith("{") and "memref.alloca" in code:
+        # An alloca has no region: a `{` before its type opens its attribute dict.
+        after = _PROPERTIES.sub("", code[code.rfind("memref.alloca") :])
+        return ":" not in after
     if end.endswith(","):
         # A list going on in parentheses or an attribute dict is read as it always was.
         return code.count("(") == code.count(")") and "{" not in code
     return end.endswith((":", "->", "=")) and not end.endswith(("==", "<=", ">="))
+
+
+def _dict_open(code: str) -> bool:
+    """Whether the last `{` of code opens an attribute dict that is still open."""
+    last = code.rfind("{")
+    return (last >= 0 and code.count("{") > code.count("}")
+            and _DICT_AFTER_BRACE.match(code, last + 1) is not None)
 
 
 def _maybe_open(raw: str) -> bool:
