@@ -222,6 +222,8 @@ _NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
 _RESULTS_TAIL = re.compile(r"[{)][ \t]*+%[\w$.\-]++(?::\d++)?+"
                            r"(?:[ \t]*+,[ \t]*+%[\w$.\-]++(?::\d++)?+)*+[ \t]*+[,=]?$")
 _OP_AFTER_CLOSE = re.compile(r"[ \t]*+([A-Za-z_][\w$]*+\.[\w$.]++)(?=[ \t(]|$)")
+_NEXT_STATEMENT = re.compile(r'(?:[A-Za-z_][\w$]*+(?:\.[\w$.]++)?+|"[\w$.\-]++"|%[\w$.\-]++)'
+                             r'(?![\w$.(])|"[\w$.\-]++"[ \t]*+\(')
 _PROPERTIES = re.compile(r"<\s*\{[^{}]*\}\s*>")
 _BARE_WORD = re.compile(r"[#!]?[A-Za-z_][\w$.]*")
 _LOC_KEYWORD_AT_END = re.compile(r"(?<![\w$.#!%@\-])loc$")
@@ -1210,6 +1212,15 @@ class Scanner:
         try:
             syntax = parse_alloca(text)
         except SyntaxProblem as problem:
+            whole = self._alloca_before_next_op(text, problem)
+            if whole is not None:
+                text, syntax = whole
+                self.pending_alloca = None
+                alloca.text = text
+                alloca.syntax = syntax
+                alloca.size_constants = tuple(_constant_value(self.constants.get(n))
+                                              for n in syntax.dynamic_sizes)
+                return
             # Brackets still open: the op goes on (or the text was cut), whatever token
             # the grammar stopped at. Stopped at the last word: it may be cut too, which
             # the next line tells (a new op: the grammar's complaint stands).
@@ -1227,6 +1238,21 @@ class Scanner:
         alloca.syntax = syntax
         alloca.size_constants = tuple(_constant_value(self.constants.get(n))
                                       for n in syntax.dynamic_sizes)
+
+    @staticmethod
+    def _alloca_before_next_op(text: str, problem: SyntaxProblem
+                               ) -> tuple[str, AllocaSyntax] | None:
+        """`%a = memref.alloca() : memref<4xf32> return`: the grammar stops at a word after
+        a complete alloca, which can only be the next op (MLIR needs no line break
+        between ops). The alloca without it, if that is complete."""
+        if problem.incomplete or problem.offset <= 0 or not _NEXT_STATEMENT.match(
+                text, problem.offset):
+            return None
+        before = text[: problem.offset].rstrip()
+        try:
+            return before, parse_alloca(before)
+        except SyntaxProblem:
+            return None
 
     def _alloca_failed(self, alloca: RawAlloca, text: str, problem: SyntaxProblem) -> None:
         self.pending_alloca = None
