@@ -217,6 +217,9 @@ _BLANKS_TO_END = re.compile(r"\s*+$")
 _RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
                            r"[ \t]*+[,=]?[ \t]*+")
 _ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
+# A top-level op after an alias value on the same line.
+_OP_AFTER_VALUE = re.compile(r'(?<![\w$.\-#!%@^"])(module\b|"[\w$.\-]++"[ \t]*+\(|'
+                             r'[A-Za-z_][\w$]*+\.[\w$.]++)')
 _NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
 # Result names after a region's `{` or an op's `)`, their `=` on the next line.
 _RESULTS_TAIL = re.compile(r"[{)][ \t]*+%[\w$.\-]++(?::\d++)?+"
@@ -690,7 +693,8 @@ class Scanner:
         """`#name = value` at the top level, on one line or opening a multi-line value."""
         self.raw = raw
         m = _ALIAS_DEF.match(raw)
-        if m is None or raw.count('"') % 2 or "memref.alloca" in raw:
+        if (m is None or raw.count('"') % 2 or "memref.alloca" in raw
+                or _OP_AFTER_VALUE.search(raw, m.end())):
             self.feed_line(raw)
             return
         value = raw[m.end():].strip()
@@ -1453,8 +1457,11 @@ class Scanner:
             self.diagnose(self.line_no, 1, "top-level '#' or '!' line is not an alias "
                           "definition; skipped", raw)
             return
-        self._start_alias(m.group(1), raw[m.end() : len(code)].strip(),
-                          bracket_balance(code[m.end() :]))
+        end = self._value_end(code, m.end(), 0)
+        self._start_alias(m.group(1), raw[m.end() : end].strip(),
+                          bracket_balance(code[m.end() : end]))
+        if end < len(code):
+            self._rest_of_line(raw, end)
 
     def _start_alias(self, name: str, value: str, still_open: int) -> None:
         if still_open <= 0 and "=" in value:
@@ -1479,8 +1486,10 @@ class Scanner:
         defined as read, or noted) and is read as usual."""
         assert self.pending_alias is not None
         name, parts, still_open = self.pending_alias
-        piece = raw[: len(code)].strip()
-        piece_code = code.strip()
+        end = self._value_end(code, 0, still_open)
+        rest_at = end if end < len(code) else -1
+        piece = raw[:end].strip()
+        piece_code = code[:end].strip()
         state = self.alias_state
         self.alias_state = ""
         if state == "=":
@@ -1498,12 +1507,32 @@ class Scanner:
             return False
         parts.append(piece)
         still_open += bracket_balance(piece_code)
-        if still_open > 0 and len(parts) < _MAX_OP_LINES * 16:
+        if still_open > 0 and len(parts) < _MAX_OP_LINES * 16 and rest_at < 0:
             self.pending_alias = (name, parts, still_open)
             return True
         self.pending_alias = None
         self._start_alias(name, " ".join(parts), still_open)
+        if rest_at >= 0:
+            if self.pending_alias is not None:  # `!T = i32 module {`: complete after all
+                self.pending_alias = None
+                self.alias_state = ""
+                self._define_alias(name, " ".join(parts))
+            self._rest_of_line(raw, rest_at)
         return True
+
+    @staticmethod
+    def _value_end(code: str, start: int, open_before: int) -> int:
+        """Where an alias value ends on this line: at the first top-level op after it
+        (`!S = memref<8xf32, 201> module {`: MLIR needs no line break there), else at
+        the end of the line."""
+        for m in _OP_AFTER_VALUE.finditer(code, start):
+            if open_before + bracket_balance(code[start : m.start()]) <= 0:
+                return m.start(1)
+        return len(code)
+
+    def _rest_of_line(self, raw: str, at: int) -> None:
+        """Read raw[at:] as a line of its own (blanks before it keep the columns)."""
+        self.feed_line(" " * at + raw[at:])
 
     def _define_alias(self, name: str, value: str) -> None:
         aliases = self.chunks[-1].aliases
