@@ -222,7 +222,7 @@ _OP_AFTER_VALUE = re.compile(r'(?<![\w$.\-#!%@^"])(module\b|"[\w$.\-]++"[ \t]*+\
                              r'[A-Za-z_][\w$]*+\.[\w$.]++)')
 _NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
 # Result names after a region's `{` or an op's `)`, their `=` on the next line.
-_RESULTS_TAIL = re.compile(r"[{)][ \t]*+%[\w$.\-]++(?::\d++)?+"
+_RESULTS_TAIL = re.compile(r"[{)>\]][ \t]*+%[\w$.\-]++(?::\d++)?+"
                            r"(?:[ \t]*+,[ \t]*+%[\w$.\-]++(?::\d++)?+)*+[ \t]*+[,=]?$")
 _OP_AFTER_CLOSE = re.compile(r"[ \t]*+([A-Za-z_][\w$]*+\.[\w$.]++)(?=[ \t(]|$)")
 _NEXT_STATEMENT = re.compile(r'(?:[A-Za-z_][\w$]*+(?:\.[\w$.]++)?+|"[\w$.\-]++"|%[\w$.\-]++)'
@@ -466,15 +466,8 @@ class Scanner:
             if self.held is not None:
                 if self._add_to_held(raw):
                     continue
-            elif ((("<" in raw or "[" in raw) and _maybe_open(raw))
-                  or raw[-1:] in _OPEN_ENDINGS or raw.endswith(("->", "loc"))
-                  or ("%" in raw and ("//" in raw or _RESULTS_ONLY.fullmatch(raw)))
-                  or ("{" in raw and (_OPEN_DICT_ENTRY.search(raw) or _dict_open(raw)))
-                  or ("loc" in raw and raw.count("(") > raw.count(")"))
-                  or (raw.endswith("{") and "memref.alloca" in raw)
-                  or raw.endswith("alloca") or raw.endswith('alloca"')
-                  or ("%" in raw and _RESULTS_TAIL.search(raw))) and not (
-                      self.in_resources or self.pending_alias is not None):
+            elif _line_may_go_on(raw) and not (self.in_resources
+                                               or self.pending_alias is not None):
                 if self._hold(raw):
                     continue
             if (self.nesting or self.pending_brace or self.pending_alloca is not None
@@ -1297,6 +1290,18 @@ class Scanner:
             return False
         starts = self._op_starts(code, 0, len(code), 0)  # `: memref<4xf32> %b = ...`
         end = starts[0] if starts else len(code)
+        if "}" in code:  # `> loc(#loc3) }`: the region's end is not the alloca's
+            depth = 1 if _dict_open(blank_strings(text)[0]) else 0
+            for m in _BRACE.finditer(code, 0, end):
+                if code[m.start()] == "{":
+                    depth += 1
+                elif code.startswith("}>", m.start()):
+                    continue
+                elif depth == 0:
+                    end = m.start()
+                    break
+                else:
+                    depth -= 1
         self._parse_alloca(alloca, text + "\n" + self.raw[:end].rstrip(), lines_added + 1)
         return True
 
@@ -1648,6 +1653,28 @@ def _goes_on(code: str) -> bool:
         # A list going on in parentheses or an attribute dict is read as it always was.
         return code.count("(") == code.count(")") and "{" not in code
     return end.endswith((":", "->", "=")) and not end.endswith(("==", "<=", ">="))
+
+
+def _line_may_go_on(raw: str) -> bool:
+    """Cheap test, for every line, before `_goes_on`: may the op on this line go on on the
+    next one? Most lines of a dump end with their `loc(...)` and are done in two tests."""
+    last = raw[-1:]
+    if last == ")":
+        # A `loc(...)` or an operand list ends the line: the op is complete, or its text
+        # goes on in a way the alloca and bracket reading already follow.
+        return False
+    if ("<" in raw or "[" in raw) and _maybe_open(raw):
+        return True
+    if last in _OPEN_ENDINGS or raw.endswith(("->", "loc", "alloca", 'alloca"')):
+        return True
+    if "%" in raw and ("//" in raw or _RESULTS_ONLY.fullmatch(raw)
+                       or ((last.isalnum() or last in "_$.-") and _RESULTS_TAIL.search(raw))):
+        return True
+    if "{" in raw and ((last == "{" and "memref.alloca" in raw) or (
+            raw.count("{") > raw.count("}") and (_OPEN_DICT_ENTRY.search(raw)
+                                                 or _dict_open(raw)))):
+        return True
+    return "loc" in raw and raw.count("(") > raw.count(")")
 
 
 def _dict_open(code: str) -> bool:
