@@ -1737,10 +1737,20 @@ def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = N
 
 
 def _without_cr(lines: list[str]) -> list[str]:
-    """MLIR ends lines at "\n" only and reads a "\r" as a blank: CRs at the end go (CRLF,
-    CR CR LF), any other CR becomes a space, which keeps the columns."""
-    return [line.rstrip("\r").replace("\r", " ") if "\r" in line else line
-            for line in lines]
+    """MLIR counts lines at "\n" only and reads a "\r" as a blank that also ends a `//`
+    comment: CRs at the end go (CRLF, CR CR LF), a comment ended by a CR is blanked, and
+    any other CR becomes a space, which keeps the columns."""
+    return [_cr_as_mlir_reads_it(line) if "\r" in line else line for line in lines]
+
+
+_COMMENT_TO_CR = re.compile(r"//[^\r]*\r")
+
+
+def _cr_as_mlir_reads_it(line: str) -> str:
+    line = line.rstrip("\r")
+    if "//" in line:
+        line = _COMMENT_TO_CR.sub(lambda m: " " * len(m.group()), line)
+    return line.replace("\r", " ")
 
 
 BLOCK_CHARS = 1 << 22

@@ -33,10 +33,13 @@ def test_only_the_split_marker_splits_not_a_longer_rule_of_dashes(tmp_path):
 
 
 def test_lines_end_at_lf_only_as_mlir_counts_them(tmp_path):
-    # A lone CR inside a comment, and CR CR LF line ends: MLIR counts only the LFs.
-    lone_cr = HEAD + "    // one\r two\n    %a = memref.alloca() : memref<4xf32, 201>\n" + TAIL
-    records, _ = read(tmp_path, lone_cr.encode())
-    assert [(r.line, r.col) for r in records] == [(4, 10)]
+    # A lone CR is a blank, and ends a comment (MLIR's lexer), but no line: MLIR counts
+    # only the LFs. `%b` is on line 4 at column 8, after the 7 characters of `// one\r`.
+    lone_cr = (HEAD + "    %a =\rmemref.alloca() : memref<4xf32, 201>\n"
+               "// one\r%b = memref.alloca() : memref<8xf32, 201>\n" + TAIL)
+    records, notes = read(tmp_path, lone_cr.encode())
+    assert [(r.name, r.line, r.col) for r in records] == [("%a", 3, 10), ("%b", 4, 13)]
+    assert notes == []
     crcrlf = (HEAD + "    %a = memref.alloca() : memref<4xf32, 201>\n" + TAIL).replace(
         "\n", "\r\r\n")
     records, notes = read(tmp_path, crcrlf.encode())
@@ -85,3 +88,78 @@ def test_two_ops_on_one_line(tmp_path):
     assert notes == []
     # Program order: each op its own point.
     assert [r.order for r in records] == [3, 4, 6]
+
+
+GENERIC_FUNC = (
+    '"builtin.module"() ({\n'
+    '  "func.func"() <{function_type = () -> (),\n'
+    '      sym_name = "k"}> ({\n'
+    '    %a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+    "memref<2048xf32, #tpu.memory_space<vmem>>\n"
+    '    "func.return"() : () -> ()\n'
+    "  }) {tpu.core_type = #tpu.core_type<sc_vector_subcore>} : () -> ()\n"
+    "}) : () -> ()\n")
+
+
+def test_a_line_break_in_a_funcs_properties_keeps_its_name_and_spaces(tmp_path):
+    # Before: func "" and space_id null (the vmem of a vector-subcore func is TileSpmem),
+    # 2048 TileSpmem words gone from the totals, and a "'}' closes nothing" note.
+    records, notes = read(tmp_path, GENERIC_FUNC)
+    assert [(r.func, r.space_id, r.words) for r in records] == [("k", 201, 2048)]
+    assert notes == []
+
+
+def test_result_name_and_op_on_different_lines(tmp_path):
+    text = HEAD + "    %a\n      = memref.alloca() : memref<4xf32, 201>\n" + TAIL
+    records, notes = read(tmp_path, text)
+    # MLIR reports the op at its name: line 4, column 9.
+    assert [(r.name, r.line, r.col, r.words) for r in records] == [("%a", 4, 9, 4)]
+    assert notes == []
+
+
+def test_a_type_broken_inside_its_dims(tmp_path):
+    text = HEAD + "    %a = memref.alloca() : memref<4\nx8xf32, 201>\n" + TAIL
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.line, r.col, r.shape, r.words) for r in records] == [
+        ("%a", 3, 10, (4, 8), 32)]
+    assert notes == []
+
+
+def test_attribute_and_property_dicts_across_lines(tmp_path):
+    text = (HEAD + "    %a = memref.alloca() {alignment\n      = 64 : i64} : memref<4xf32, 201>\n"
+            '    %b = "memref.alloca"() <{\n      operandSegmentSizes = array<i32: 0, 0>}>\n'
+            "      : () -> memref<8xf32, 201>\n" + TAIL)
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.line, r.alignment, r.words) for r in records] == [
+        ("%a", 3, 64, 4), ("%b", 5, None, 8)]
+    assert notes == []
+
+
+def test_locations_across_lines_and_on_the_next_line(tmp_path):
+    text = (HEAD + '    %a = memref.alloca() : memref<4xf32, 201> loc(fused["a.py":1:2,\n'
+            '      "b.py":3:4])\n'
+            "    %b = memref.alloca() : memref<4xf32, 201>\n"
+            '      loc("c.py":5:6)\n' + TAIL)
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.loc.file, r.loc.line, r.loc.col) for r in records] == [
+        ("%a", "a.py", 1, 2), ("%b", "c.py", 5, 6)]
+    assert notes == []
+
+
+def test_alias_definitions_in_any_layout(tmp_path):
+    text = ('#loc1\n  = loc("a.py":7:1)\n#loc2 = loc("b.py":8:2) #loc3 = loc(\n  "c.py":9:3)\n'
+            "!S = memref<8xf32, 201> module {\n  func.func @k() {\n"
+            "    %a = memref.alloca() : !S loc(#loc1)\n"
+            "    %b = memref.alloca() : memref<4xf32, 201> loc(#loc3)\n" + TAIL)
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.func, r.words, r.loc.file, r.loc.line) for r in records] == [
+        ("%a", "k", 8, "a.py", 7), ("%b", "k", 4, "c.py", 9)]
+    assert notes == []
+
+
+def test_a_statement_op_after_an_alloca_on_its_line(tmp_path):
+    text = (HEAD + "    %a = memref.alloca() : memref<4xf32, 201> return\n  }"
+            "  func.func @g() {\n    %b = memref.alloca() : memref<8xf32, 201>\n" + TAIL)
+    records, notes = read(tmp_path, text)
+    assert [(r.name, r.func, r.words) for r in records] == [("%a", "k", 4), ("%b", "g", 8)]
+    assert notes == []
