@@ -220,6 +220,7 @@ _ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
 # A top-level op after an alias value on the same line.
 _OP_AFTER_VALUE = re.compile(r'(?<![\w$.\-#!%@^"])(module\b|"[\w$.\-]++"[ \t]*+\(|'
                              r'[A-Za-z_][\w$]*+\.[\w$.]++)')
+_ALIAS_IN_LINE = re.compile(r"(?<![\w$.\-#!%@^\"])[#!][\w$.\-]++[ \t]*+=(?![=>])")
 _NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
 # Result names after a region's `{` or an op's `)`, their `=` on the next line.
 _RESULTS_TAIL = re.compile(r"[{)>\]][ \t]*+%[\w$.\-]++(?::\d++)?+"
@@ -661,8 +662,10 @@ class Scanner:
             limit = min(index + _ALIAS_BATCH, count)
             while end < limit and lines[end][:1] == "#":
                 end += 1
-            if end < count and lines[end].lstrip()[:1] in "(<[{=":
-                end -= 1  # the last value goes on on the next line: read it line by line
+            if end < count and end > index and (
+                    lines[end].lstrip()[:1] in "(<[{=/"
+                    or _BARE_WORD.fullmatch(lines[end - 1].partition("=")[2].strip())):
+                end -= 1  # the last value may go on on the next line: read it line by line
             if end <= index:
                 break
             text = "\n".join(lines[index:end])
@@ -822,6 +825,13 @@ class Scanner:
             if raw.lstrip().startswith("//") and _SPLIT_MARKER.match(raw):
                 self._split(raw)
             return
+        if "}" in code and "=" in code and ("#" in code or "!" in code) and (
+                self.pending_alias is None and self.pending_alloca is None):
+            at = self._alias_after_close(code)
+            if at is not None:  # `} loc(#loc)  #loc1 = loc(...)`: two lines in one
+                self.feed_line(raw[:at])
+                self._rest_of_line(raw, at)
+                return
         if unterminated:
             self.diagnose(self.line_no, raw.find('"') + 1,
                           "string literal is not closed on its line; read to end of line",
@@ -1534,6 +1544,16 @@ class Scanner:
             if open_before + bracket_balance(code[start : m.start()]) <= 0:
                 return m.start(1)
         return len(code)
+
+    def _alias_after_close(self, code: str) -> int | None:
+        """Where an alias definition starts after the `}` that closes the last open
+        region on this line (MLIR needs no line break there), if it does."""
+        for m in _ALIAS_IN_LINE.finditer(code):
+            before = code[: m.start()]
+            if (before.count("}") - before.count("{") >= len(self.regions) - 1 >= 0
+                    and "}" in before and before.count("(") == before.count(")")):
+                return m.start()
+        return None
 
     def _rest_of_line(self, raw: str, at: int) -> None:
         """Read raw[at:] as a line of its own (blanks before it keep the columns)."""
