@@ -711,6 +711,8 @@ class Scanner:
             return False  # comments, block labels, alias definitions (their own rule)
         if not _goes_on(code):
             return False
+        if self.nesting > 0 and code.rstrip().endswith(":"):
+            return False  # `unknown)):` ends a block label whose arguments span lines
         self.held = [(self.line_no, raw[: len(code)])]
         return True
 
@@ -1680,9 +1682,9 @@ def _line_may_go_on(raw: str) -> bool:
     next one? Most lines of a dump end with their `loc(...)` and are done in two tests."""
     last = raw[-1:]
     if last == ")":
-        # A `loc(...)` or an operand list ends the line: the op is complete, or its text
-        # goes on in a way the alloca and bracket reading already follow.
-        return False
+        # Most lines end with their `loc(...)`: the op is complete. Otherwise a `<` may be
+        # left open (`<{function_type = (i32)` before `-> ()}>` on the next line).
+        return ("<" in raw or "[" in raw) and raw.rfind("loc(") < 0 and _maybe_open(raw)
     if ("<" in raw or "[" in raw) and _maybe_open(raw):
         return True
     if last in _OPEN_ENDINGS or raw.endswith(("->", "loc", "alloca", 'alloca"')):
