@@ -1303,7 +1303,8 @@ class Scanner:
         starts = self._op_starts(code, 0, len(code), 0)  # `: memref<4xf32> %b = ...`
         end = starts[0] if starts else len(code)
         if "}" in code:  # `> loc(#loc3) }`: the region's end is not the alloca's
-            depth = 1 if _dict_open(blank_strings(text)[0]) else 0
+            blanked = blank_strings(text)[0]  # an alloca has no region: its `{` open dicts
+            depth = max(blanked.count("{") - blanked.count("}"), 0)
             for m in _BRACE.finditer(code, 0, end):
                 if code[m.start()] == "{":
                     depth += 1
