@@ -221,6 +221,7 @@ _ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
 _OP_AFTER_VALUE = re.compile(r'(?<![\w$.\-#!%@^"])(module\b|"[\w$.\-]++"[ \t]*+\(|'
                              r'[A-Za-z_][\w$]*+\.[\w$.]++)')
 _ALIAS_IN_LINE = re.compile(r"(?<![\w$.\-#!%@^\"])[#!][\w$.\-]++[ \t]*+=(?![=>])")
+_ALIAS_NAME_AT_END = re.compile(r"(?<=[\s)>\]}\"])[ \t]*+([#!][\w$.\-]++)[ \t]*+$")
 _NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
 # Result names after a region's `{` or an op's `)`, their `=` on the next line.
 _RESULTS_TAIL = re.compile(r"[{)>\]][ \t]*+%[\w$.\-]++(?::\d++)?+"
@@ -1489,6 +1490,13 @@ class Scanner:
                     rest = value[m.end() :].strip()
                     self._start_alias(m.group(1), rest, bracket_balance(rest))
                     return
+        if still_open <= 0 and (last := _ALIAS_NAME_AT_END.search(value)) is not None and (
+                bracket_balance(value[: last.start(1)]) == 0):
+            # `#loc1 = loc(...) #loc2` and `= loc(...)` on the next line
+            self._start_alias(name, value[: last.start(1)].strip(), 0)
+            self.pending_alias = (last.group(1), [], 0)
+            self.alias_state = "="
+            return
         if still_open > 0 or not value:  # no value yet: it is on the next line
             self.pending_alias = (name, [value] if value else [], still_open)
             self.alias_state = ""
