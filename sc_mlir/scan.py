@@ -1693,7 +1693,10 @@ def _line_may_go_on(raw: str) -> bool:
     if last == ")":
         # Most lines end with their `loc(...)`: the op is complete. Otherwise a `<` may be
         # left open (`<{function_type = (i32)` before `-> ()}>` on the next line).
-        return ("<" in raw or "[" in raw) and raw.rfind("loc(") < 0 and _maybe_open(raw)
+        if ("<" in raw or "[" in raw) and raw.rfind("loc(") < 0 and _maybe_open(raw):
+            return True
+        # A `loc(...)` alone on its line, going on (`loc("n"("f.py":5:6)` then `)`).
+        return _TRAILING_LOC.match(raw) is not None and raw.count("(") > raw.count(")")
     if ("<" in raw or "[" in raw) and _maybe_open(raw):
         return True
     if last in _OPEN_ENDINGS or raw.endswith(("->", "loc", "alloca", 'alloca"')):
