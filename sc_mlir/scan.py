@@ -465,13 +465,11 @@ class Scanner:
             raw = lines[index]
             index += 1
             self.line_no += 1
-            if self.held is not None:
-                if self._add_to_held(raw):
-                    continue
-            elif _line_may_go_on(raw) and not (self.in_resources
-                                               or self.pending_alias is not None):
-                if self._hold(raw):
-                    continue
+            if self.held is not None and self._add_to_held(raw):
+                continue
+            if self.held is None and _line_may_go_on(raw) and not (
+                    self.in_resources or self.pending_alias is not None) and self._hold(raw):
+                continue
             if (self.nesting or self.pending_brace or self.pending_alloca is not None
                     or self.pending_alias is not None or self.in_resources):
                 slow(raw)
@@ -1712,10 +1710,16 @@ def _line_may_go_on(raw: str) -> bool:
 
 
 def _dict_open(code: str) -> bool:
-    """Whether the last `{` of code opens an attribute dict that is still open."""
-    last = code.rfind("{")
-    return (last >= 0 and code.count("{") > code.count("}")
-            and _DICT_AFTER_BRACE.match(code, last + 1) is not None)
+    """Whether the innermost `{` of code still open opens an attribute dict."""
+    if code.count("{") <= code.count("}"):
+        return False
+    still_open: list[int] = []
+    for m in _BRACE.finditer(code):
+        if code[m.start()] == "{":
+            still_open.append(m.start())
+        elif still_open:
+            still_open.pop()
+    return bool(still_open) and _DICT_AFTER_BRACE.match(code, still_open[-1] + 1) is not None
 
 
 def _maybe_open(raw: str) -> bool:

@@ -92,8 +92,9 @@ def test_mutants_read_as_the_shipped_answers_say(tmp_path_factory: pytest.TempPa
     name, mutant = case
     expected = expected_from_seed(SHIPPED[name]["allocas"], SHIPPED[name]["element_bits"],
                                   mutant)
-    got, notes = sc_mlir_facts(mutant.text, tmp_path_factory.mktemp("mutant"))
-    assert got == expected, _show(mutant)
+    directory = tmp_path_factory.mktemp("mutant")
+    got, notes = sc_mlir_facts(mutant.text, directory)
+    assert got == expected, _show(mutant, directory)
     check_notes(notes)
 
 
@@ -121,9 +122,11 @@ def test_mutants_read_as_mlir_reads_them(tmp_path_factory: pytest.TempPathFactor
         return
     predicted = expected_from_seed(SHIPPED[name]["allocas"], SHIPPED[name]["element_bits"],
                                    mutant)
-    assert predicted == truth, "the mutator's prediction differs from MLIR: " + _show(mutant)
-    got, notes = sc_mlir_facts(mutant.text, tmp_path_factory.mktemp("mutant"))
-    assert got == truth, _show(mutant)
+    directory = tmp_path_factory.mktemp("mutant")
+    assert predicted == truth, "the mutator's prediction differs from MLIR: " + _show(
+        mutant, directory)
+    got, notes = sc_mlir_facts(mutant.text, directory)
+    assert got == truth, _show(mutant, directory)
     check_notes(notes)
     STATS["agreed"] += 1
 
@@ -138,8 +141,12 @@ def test_the_shipped_answers_are_the_seeds_own(tmp_path: Path) -> None:
         check_notes(notes)
 
 
-def _show(mutant: Mutant) -> str:
-    text = mutant.text
-    if len(text) > 6000:
-        text = text[:6000] + "..."
-    return "mutant:\n" + text
+def _show(mutant: Mutant, directory: Path | None = None) -> str:
+    """The mutant, whole in a file (to replay it) and its start in the message."""
+    where = ""
+    if directory is not None:
+        path = directory / "failing_mutant.mlir"
+        path.write_bytes(mutant.text.encode())
+        where = f" (whole text in {path})"
+    text = mutant.text if len(mutant.text) <= 6000 else mutant.text[:6000] + "..."
+    return f"mutant{where}:\n" + text
