@@ -213,6 +213,10 @@ _NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
+# A line that starts an op of its own: results and `=` then an op name, or a generic op.
+_OP_LINE_START = re.compile(r'[ \t]*+(?:%[\w$.\-]++(?::\d++)?+(?:[ \t]*+,[ \t]*+%[\w$.\-]++'
+                            r'(?::\d++)?+)*+[ \t]*+=[ \t]*+(?:"|[A-Za-z_][\w$]*+\.)|'
+                            r'"[\w$.\-]++"[ \t]*+\()')
 # A line that is only result names (`%a`, `%a, %b =`): its op goes on on the next line.
 _RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
                            r"[ \t]*+[,=]?[ \t]*+")
@@ -640,6 +644,13 @@ class Scanner:
         self._close_region()
         trailer = raw[at + 1 :]
         if trailer.strip():
+            m = _OP_AFTER_CLOSE.match(raw, at + 1)
+            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
+                # `}  func.func @g() {`: the trailer is the next op (no strings or
+                # comments on this line: the raw text is its code)
+                self.nesting_before_line = self.nesting
+                self._segment(raw, at + 1, len(raw), after_close=True)
+                return
             region = self.regions[-1]
             if region.cur_frame is not None:
                 region.cur_frame.trailer.append(trailer)
@@ -704,10 +715,12 @@ class Scanner:
     def _hold(self, raw: str) -> bool:
         """Hold a line whose op goes on (MLIR allows a line break wherever it allows a
         blank): a `<` or `[` left open, or only result names. False: read it now."""
-        code = code_of(raw)[0]
+        code, unterminated = code_of(raw)
         first = code.lstrip()[:1]
         if not first or first == "^" or (len(self.regions) == 1 and first in "#!"):
             return False  # comments, block labels, alias definitions (their own rule)
+        if unterminated:
+            return False  # a string cannot span lines: joined, the quotes would pair up anew
         if not _goes_on(code):
             return False
         if self.nesting > 0 and code.rstrip().endswith(":"):
@@ -721,11 +734,13 @@ class Scanner:
         they are and then this one as usual (False)."""
         held = self.held
         assert held is not None
-        code = code_of(raw)[0]
+        code, unterminated = code_of(raw)
         stripped = code.strip()
-        if not stripped:
+        if not stripped and not unterminated:
             return True  # a blank or comment line inside the op
-        if (_NEW_OP.match(code) or stripped[0] == "^" or len(held) >= _MAX_OP_LINES
+        if (unterminated or _NEW_OP.match(code) or _OP_LINE_START.match(code)
+                or stripped[0] == "^"
+                or len(held) >= _MAX_OP_LINES
                 or (stripped[0] == "}" and stripped[:2] != "}>" and not _dict_open(
                     code_of(" ".join(text for _, text in held))[0]))):
             self._flush_held()
@@ -953,7 +968,8 @@ class Scanner:
             return
         region = self.regions[-1]
         if (start == 0 and self.nesting_before_line > 0 and not after_close
-                and _NEW_OP.match(self.raw, start, end)):
+                and (_NEW_OP.match(self.raw, start, end)
+                     or _OP_LINE_START.match(self.raw, start, end))):
             # A line that starts `%x = dialect.op` cannot be inside an op's brackets: the
             # earlier lines left one open.
             self._recover_before_op()
@@ -1009,10 +1025,18 @@ class Scanner:
         first = start
         while first < end and raw[first] in " \t":
             first += 1
+        blanked = False
         for m in _MID_OP.finditer(raw, first + 1, end):
             at = m.start()
+            if not blanked and '"' in raw:
+                # `code_of` keeps strings that hide no brace or comment: blank them all
+                # here, so a mention inside a string (`"x memref.alloca("`) is not an op.
+                code = blank_strings(raw)[0].ljust(len(code))
+                blanked = True
             if code[at] != raw[at]:
                 continue  # inside a string: blanked in code
+            if raw[at] == '"' and code[at + 1] == raw[at + 1]:
+                continue  # a string's closing quote, not a quoted op name (blanked in code)
             if raw[at] != "%":
                 before = at - 1
                 while before > start and raw[before] in " \t":
@@ -1077,6 +1101,12 @@ class Scanner:
             region.cur_frame = None
 
     def _start_op(self, code: str, start: int, end: int, region: _Region) -> None:
+        if self.pending_alloca is not None:
+            # An earlier alloca still waits for its type, and another op starts: it ends
+            # here (and is reported), rather than being dropped by the next alloca.
+            alloca, text, _, complaint = self.pending_alloca
+            self._alloca_failed(alloca, text, complaint or SyntaxProblem(
+                len(text), "the op's text ends before its type is complete", False))
         if region.cur_order >= 0:
             self._finish_op(region)
         self.order += 1
@@ -1289,7 +1319,8 @@ class Scanner:
         dict_open = bool(self.brace_kinds) and self.brace_kinds[-1] == "D"
         if complaint is None or (first == "}" and dict_open):
             starts_op = first == "^" or (first == "}" and stripped[:2] != "}>"
-                                         and not dict_open) or _NEW_OP.match(code) is not None
+                                         and not dict_open) or _NEW_OP.match(code) is not None \
+                or _OP_LINE_START.match(code) is not None
         else:
             starts_op = first in '%"^}' or (
                 (first.isalpha() or first == "_") and self.nesting == 0
