@@ -213,10 +213,10 @@ _NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
-# A line that starts an op of its own: results and `=` then an op name, or a generic op.
-_OP_LINE_START = re.compile(r'[ \t]*+(?:%[\w$.\-]++(?::\d++)?+(?:[ \t]*+,[ \t]*+%[\w$.\-]++'
-                            r'(?::\d++)?+)*+[ \t]*+=[ \t]*+(?:"|[A-Za-z_][\w$]*+\.)|'
-                            r'"[\w$.\-]++"[ \t]*+\()')
+# A line that starts an op of its own: results and `=`, then an op name (a string followed
+# by `(` alone may be a name location going on: `loc(callsite(` then `"f"("a.py":1:2)`).
+_OP_LINE_START = re.compile(r'[ \t]*+%[\w$.\-]++(?::\d++)?+(?:[ \t]*+,[ \t]*+%[\w$.\-]++'
+                            r'(?::\d++)?+)*+[ \t]*+=[ \t]*+(?:"|[A-Za-z_][\w$]*+\.)')
 # A line that is only result names (`%a`, `%a, %b =`): its op goes on on the next line.
 _RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
                            r"[ \t]*+[,=]?[ \t]*+")
@@ -421,6 +421,8 @@ class Scanner:
         self.join_text_starts: dict[int, int] = {}  # alloca -> offset of its text
         self.line_alloca_cols: list[int] = []  # op-name columns registered on this line
         self.continues_alloca = False  # this line goes on an alloca of an earlier line
+        self.blanked_for: str | None = None  # the line `blanked_code` was made from
+        self.blanked_code = ""
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
         self.note_counts: dict[str, int] = {}  # per kind of note (see `diagnose`)
@@ -1031,9 +1033,13 @@ class Scanner:
             if not blanked and '"' in raw:
                 # `code_of` keeps strings that hide no brace or comment: blank them all
                 # here, so a mention inside a string (`"x memref.alloca("`) is not an op.
-                code = blank_strings(raw)[0].ljust(len(code))
+                # Once per line: a line of nested ops has a segment per op.
+                if self.blanked_for is not raw:
+                    self.blanked_code = blank_strings(raw)[0]
+                    self.blanked_for = raw
+                code = self.blanked_code
                 blanked = True
-            if code[at] != raw[at]:
+            if at + 1 >= len(code) or code[at] != raw[at]:
                 continue  # inside a string: blanked in code
             if raw[at] == '"' and code[at + 1] == raw[at + 1]:
                 continue  # a string's closing quote, not a quoted op name (blanked in code)
