@@ -14,7 +14,8 @@ Two oracles say what the mutant's allocas are:
   mutant as written gives each alloca's func, type and resolved `loc`; the same mutant
   with its ops' `loc(...)` blanked (same length, so every position stays) gives the
   positions MLIR reports. `python tests/mlir_fuzz.py --write-expected` stores its answers
-  on the seeds in tests/fuzz_seeds/expected.json.
+  on the seeds in tests/fuzz_seeds/expected.json; `--campaign COUNT SEED DIR` runs a
+  harsher random campaign and keeps each disagreement in DIR.
 * Without jaxlib: those shipped answers, with the positions the mutator computed and the
   sizes of mutated types worked out here (neither uses sc-mlir).
 """
@@ -511,8 +512,51 @@ def write_expected() -> None:
           f"in {len(answers)} seeds")
 
 
+def campaign(count: int, seed: int, keep: Path) -> None:
+    """Harsher than the hypothesis test: `count` random mutants (up to 60 gaps changed
+    each, half of them near an alloca), each read by MLIR and by sc-mlir; prints how many
+    agree and writes each disagreement to `keep` for replay."""
+    import random
+    import tempfile
+
+    rng = random.Random(seed)
+    seeds = {path.name: path.read_text() for path in seed_files()}
+    tokens = {name: tokenize(text) for name, text in seeds.items()}
+    allocas = {name: alloca_name_indices(t) for name, (t, _) in tokens.items()}
+    counts = {"agreed": 0, "disagreed": 0, "rejected by MLIR": 0}
+    directory = Path(tempfile.mkdtemp())
+    keep.mkdir(parents=True, exist_ok=True)
+    for _ in range(count):
+        name = rng.choice(sorted(seeds))
+        gaps = tokens[name][1]
+        mutations = []
+        for _ in range(rng.randint(1, 60)):
+            gap = rng.randrange(len(gaps)) if rng.random() < 0.5 else min(max(
+                rng.choice(allocas[name]) + rng.randint(-25, 45), 0), len(gaps) - 1)
+            mutations.append(Mutation(gap, rng.randint(-1, len(GAP_KINDS) - 1)))
+        huge = [HugeDims(rng.randrange(len(allocas[name])), rng.randint(1, 140),
+                         rng.choice([1, 3, 10**9, (1 << 63) - 1]))
+                for _ in range(rng.randint(0, 2))]
+        mutant = mutate(seeds[name], mutations, huge)
+        try:
+            truth, _ = mlir_facts(mutant.text)
+        except Invalid:
+            counts["rejected by MLIR"] += 1
+            continue
+        got, notes = sc_mlir_facts(mutant.text, directory)
+        if got == truth and all("too large to count" in note for note in notes):
+            counts["agreed"] += 1
+        else:
+            counts["disagreed"] += 1
+            (keep / f"disagreement{counts['disagreed']}.mlir").write_bytes(mutant.text.encode())
+    print(counts, f"(disagreements in {keep})")
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write-expected"]:
         write_expected()
+    elif sys.argv[1:2] == ["--campaign"] and len(sys.argv) == 5:
+        campaign(int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]))
     else:
         print(__doc__)
+        print("usage: mlir_fuzz.py --write-expected | --campaign COUNT SEED KEEP_DIR")
