@@ -1,18 +1,25 @@
-"""Time per MB of sc-mlir on pathological lines: does any pattern go superlinear?
+"""Time and memory per MB of sc-mlir on pathological lines: does any pattern go
+superlinear?
 
-    python bench/pathological.py [--sizes 0.5,2] [--jobs 1]
+    python bench/pathological.py [--sizes 0.5,2] [--jobs 1] [--only nest]
 
 Each case is one adversarial line (a string that never closes, thousands of `<{...}>`
-before a stray quote, a 2 MB word, a type nested thousands deep...) inside a small valid
-dump, read by `sc_mlir.load` and analysed, at two sizes. A linear reader takes the same
-time per MB at both sizes; the last column is the growth of the time per MB (about 1.0 is
-linear, about the size ratio is quadratic). A log case times `sc-mlir explain`'s reader.
+before a stray quote, a 2 MB word, a type nested thousands deep, thousands of region ops
+nested on one line...) inside a small valid dump, read by `sc_mlir.load` and analysed, at
+each size, each in a fresh process. A linear reader takes the same time and the same
+memory per MB at every size; the `growth` columns divide the figure per MB at the largest
+size by the one at the smallest (about 1.0 is linear, about the size ratio is quadratic).
+Memory is the process's peak RSS above that of a process that read the bare dump (the
+reference, measured in the same run). A log case times `sc-mlir explain`'s reader.
 Nothing is asserted: the test suite only guards against hangs (tests/test_hostile.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -46,13 +53,29 @@ CASES: dict[str, Callable[[int], str]] = {
         "    %1 = memref.alloca() : memref<4x" + _repeat("vector<4x", n // 2)
         + "f32" + ">" * (n // 2 // 9) + ", 201>\n"),
     "alias never closed": lambda n: f"#loc1 = loc({_repeat('(', n)}\n",
+    # Region ops nested on one line, an alloca at the bottom (issue 13: 2,000 of them took
+    # 15 s and 931 MB, 30,000 were killed at 12.9 GB).
+    "nest: generic regions": lambda n: _nest(
+        n, '"tpu.region"() ({ ', '"tpu.yield"() : () -> () }) : () -> () '),
+    "nest: pretty loops": lambda n: _nest(n, "scf.for %i = %c0 to %c8 step %c1 { ", "} "),
+    "nest: 500,000 braces": lambda n: "    " + _repeat("}", n) + "\n",
 }
+
+
+def _nest(size: int, open_text: str, close_text: str) -> str:
+    alloca = "%a = memref.alloca() : memref<4xf32, 201> "
+    depth = max(1, size // (len(open_text) + len(close_text)))
+    return "    " + open_text * depth + alloca + close_text * depth + "\n"
 
 
 def dump_with(line: str) -> str:
     if line.startswith("#") or line.startswith("// -----"):
         return HEAD + TAIL + line
     return HEAD + line + TAIL
+
+
+LOG_CASE = "log: ANSI and phrase starts"
+BARE = "bare dump (reference)"
 
 
 def time_load(text: str, jobs: int) -> float:
@@ -72,21 +95,54 @@ def time_log(size: int) -> float:
     return time.perf_counter() - start
 
 
+def measure_here(case: str, size: int, jobs: int) -> tuple[float, float]:
+    """Seconds and peak RSS (MiB) of this process for one case."""
+    if case == LOG_CASE:
+        seconds = time_log(size)
+    elif case == BARE:
+        seconds = time_load(dump_with(""), jobs)
+    else:
+        seconds = time_load(dump_with(CASES[case](size)), jobs)
+    return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(case: str, size: int, jobs: int) -> tuple[float, float]:
+    """`measure_here` in a fresh process: the peak RSS is this case's alone."""
+    done = subprocess.run([sys.executable, __file__, "--one", case, str(size), "--jobs",
+                           str(jobs)], capture_output=True, text=True, check=True)
+    seconds, rss = done.stdout.split()
+    return float(seconds), float(rss)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="0.5,2", help="MB per pathological line: two sizes")
+    parser.add_argument("--sizes", default="0.5,2", help="MB per pathological line, "
+                        "comma-separated (two or more)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--only", default="", help="cases whose name contains this")
+    parser.add_argument("--one", nargs=2, metavar=("CASE", "BYTES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    small, large = (int(float(s) * 1_000_000) for s in args.sizes.split(","))
-    print(f"{'case':<28}{'s/MB at ' + str(small / 1e6) + ' MB':>18}"
-          f"{'s/MB at ' + str(large / 1e6) + ' MB':>18}{'growth':>9}")
-    rows = [(name, lambda n, make=make: time_load(dump_with(make(n)), args.jobs))
-            for name, make in CASES.items()]
-    rows.append(("log: ANSI and phrase starts", time_log))
-    for name, measure in rows:
-        per_mb = [measure(n) / (n / 1e6) for n in (small, large)]
-        print(f"{name:<28}{per_mb[0]:>18.3f}{per_mb[1]:>18.3f}{per_mb[1] / per_mb[0]:>9.2f}",
-              flush=True)
+    if args.one:
+        seconds, rss = measure_here(args.one[0], int(args.one[1]), args.jobs)
+        print(seconds, rss)
+        return
+    sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
+    _, base_rss = measure(BARE, 0, args.jobs)
+    print(f"reference: a process that reads the bare dump peaks at {base_rss:.0f} MiB RSS")
+    print(f"{'case':<28}" + "".join(f"{'s/MB @' + f'{n / 1e6:g}':>10}" for n in sizes)
+          + f"{'growth':>8}" + "".join(f"{'MiB/MB @' + f'{n / 1e6:g}':>12}" for n in sizes)
+          + f"{'growth':>8}")
+    for name in [*CASES, LOG_CASE]:
+        if args.only not in name:
+            continue
+        results = [measure(name, n, args.jobs) for n in sizes]
+        per_mb = [seconds / (n / 1e6) for (seconds, _), n in zip(results, sizes, strict=True)]
+        mem_mb = [max(rss - base_rss, 0.0) / (n / 1e6)
+                  for (_, rss), n in zip(results, sizes, strict=True)]
+        time_growth = per_mb[-1] / per_mb[0] if per_mb[0] else float("nan")
+        mem_growth = mem_mb[-1] / mem_mb[0] if mem_mb[0] else float("nan")
+        print(f"{name:<28}" + "".join(f"{v:>10.3f}" for v in per_mb) + f"{time_growth:>8.2f}"
+              + "".join(f"{v:>12.1f}" for v in mem_mb) + f"{mem_growth:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":

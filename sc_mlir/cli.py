@@ -5,9 +5,10 @@ usage error."""
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -62,6 +63,7 @@ from sc_mlir.render.analysis_json import GROUP_COLUMNS, analysis_object, group_r
 from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
+from sc_mlir.render.html import GENERATOR_MARK
 from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import (
     allocation_tables,
@@ -149,6 +151,47 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", metavar=NO_METAVAR,
                        "every note on the input, including the files that are not MLIR.")]
 HtmlOpt = Annotated[Path | None, typer.Option("--html", metavar="FILE", help="Also write a "
                     "self-contained HTML report (plots embedded) to this file.")]
+ForceOpt = Annotated[bool, typer.Option("--force", metavar=NO_METAVAR, help="Replace an "
+                     "existing output file that is not an earlier sc-mlir report.")]
+
+
+@contextmanager
+def stdout_may_close() -> Iterator[None]:
+    """Output piped to a reader that stops early (`| head`): the rest is dropped, and the
+    exit code keeps its meaning (1 is "a crossing was found", not "the pipe closed")."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's final flush would fail again and print a traceback: point the
+        # descriptor at /dev/null instead.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def check_output_path(output: Path, inputs: Sequence[str | Path], force: bool) -> None:
+    """Refuse (exit 2, saying why) to write where the user's data is: an input file, any
+    file inside an input directory, or an existing file that is not an earlier report of
+    ours (unless `force`)."""
+    target = output.resolve()
+    for given in inputs:
+        source = Path(given).resolve()
+        if target == source or (source.is_dir() and target.is_relative_to(source)):
+            where = "is the input" if target == source else f"lies inside the input {given}"
+            raise usage_error(f"will not write {output}: it {where}")
+    if force or not target.exists():
+        return
+    if target.is_dir():
+        raise usage_error(f"will not write {output}: it is a directory")
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        head = b""
+    if GENERATOR_MARK.encode() not in head:
+        raise usage_error(f"will not replace {output}: it exists and is not an sc-mlir "
+                          "report (--force replaces it)")
 
 
 @contextmanager
@@ -185,8 +228,16 @@ def _commands(
     """Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps."""
 
 
+class _PipedConsole(Console):
+    """rich's console exits with status 1 when its reader goes away; let
+    `stdout_may_close` decide instead."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def _stdout() -> Console:
-    return output_console()
+    return output_console(console_class=_PipedConsole)
 
 
 def _stderr() -> Console:
@@ -249,8 +300,7 @@ def _resolve_path(path: Path | None, example: bool) -> str:
     if example:
         return example_path()
     if path is None:
-        _stderr().print("[red]error:[/red] give a PATH or --example")
-        raise typer.Exit(EXIT_UNUSABLE)
+        raise usage_error("give a PATH or --example")
     return str(path)
 
 
@@ -258,8 +308,7 @@ def _config(path: Path | None) -> Config:
     try:
         return read_config(path) if path is not None else find_config(Path.cwd())
     except ValueError as exc:
-        _stderr().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"{exc}") from None
 
 
 def load_settings(config: Config) -> LoadSettings:
@@ -267,8 +316,7 @@ def load_settings(config: Config) -> LoadSettings:
     try:
         space_map = SpaceMap.default().with_overrides(config.spaces)
     except ValueError as exc:
-        _stderr().print(f"[red]error:[/red] {config.path}: {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"{config.path}: {exc}") from None
     scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
     run_once = DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None else config.run_once_ops
     model = ModelSettings(space_map, frozenset(scope_ops))
@@ -334,21 +382,22 @@ def allocas(
     dump = _load(source, jobs, quiet=quiet)
     check_selection(dump.records, space, func)
     records = select(dump.records, space, func)
-    if format is Format.json:
-        sys.stdout.write(to_json([allocation_row(r) for r in records]))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
-    else:
-        console = _stdout()
-        kinds = Counter(r.kind for r in records)
-        console.print(Text(f"{len(records)} entr{'y' if len(records) == 1 else 'ies'} in "
-                           f"{source}: " + (", ".join(f"{count} {kind}" for kind, count
-                                                      in sorted(kinds.items())) or "none"),
-                           style="bold"))
-        for table in allocation_tables(records, base=source):
-            console.print(fitted(console, table))
-        if records:
-            console.print(fitted(console, space_totals(records)))
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json([allocation_row(r) for r in records]))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
+        else:
+            console = _stdout()
+            kinds = Counter(r.kind for r in records)
+            console.print(Text(f"{len(records)} entr{'y' if len(records) == 1 else 'ies'} in "
+                               f"{source}: " + (", ".join(f"{count} {kind}" for kind, count
+                                                          in sorted(kinds.items())) or "none"),
+                               style="bold"))
+            for table in allocation_tables(records, base=source):
+                console.print(fitted(console, table))
+            if records:
+                console.print(fitted(console, space_totals(records)))
     print_diagnostics(_stderr(), dump.diagnostics, verbose=verbose)
 
 
@@ -410,16 +459,18 @@ def analyze(
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     all: AllOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     check_counts(top, jobs)
     source = _resolve_path(path, example)
+    if html is not None:
+        check_output_path(html, [p for p in (source, log, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
                               parse_assignments(align, "--align"))
     except ValueError as exc:
-        _stderr().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"{exc}") from None
     if log is not None:
         bounds = bounds_from_failures(_read_log(log), bounds, f"log {log}")
     dump = _load(source, jobs, load_settings(settings_file), quiet)
@@ -430,16 +481,17 @@ def analyze(
     by = group_by.value if group_by is not None else None
     if html is not None:
         _write_html(html, analysis.to_html(source, group_by=by))
-    if format is Format.json:
-        sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))
-    elif format is Format.csv and by is not None:
-        sys.stdout.write(to_csv(group_rows(analysis, by), GROUP_COLUMNS))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
-    else:
-        print_analysis(_stdout(), analysis, source, top, show_all=all)
-        if by is not None:
-            print_groups(_stdout(), analysis, by, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))
+        elif format is Format.csv and by is not None:
+            sys.stdout.write(to_csv(group_rows(analysis, by), GROUP_COLUMNS))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
+        else:
+            print_analysis(_stdout(), analysis, source, top, show_all=all)
+            if by is not None:
+                print_groups(_stdout(), analysis, by, top)
     if format is Format.table:
         print_diagnostics(_stderr(), dump.diagnostics, verbose=verbose)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)
@@ -449,8 +501,7 @@ def _write_html(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        _stderr().print(f"[red]error:[/red] cannot write {path}: {exc.strerror or exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"cannot write {path}: {exc.strerror or exc}") from None
     _stderr().print(f"HTML report written to {path}")
 
 
@@ -458,8 +509,7 @@ def _read_log(path: Path) -> list[Failure]:
     try:
         return read_log(str(path))
     except OSError as exc:
-        _stderr().print(f"[red]error:[/red] cannot read {path}: {exc.strerror or exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
@@ -495,15 +545,15 @@ def explain(
     try:
         base = build_bounds(settings_file, None, {}, {})
     except ValueError as exc:
-        _stderr().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"{exc}") from None
     loaded = (_load(str(dump), jobs, load_settings(settings_file), quiet)
               if dump and failures else None)
     explanations = explain_all(failures, loaded, base, log_name=log.name)
-    if format is ExplainFormat.json:
-        sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
-    else:
-        print_explanations(_stdout(), explanations, str(log), str(dump or log))
+    with stdout_may_close():
+        if format is ExplainFormat.json:
+            sys.stdout.write(to_json([explanation_object(e) for e in explanations]))
+        else:
+            print_explanations(_stdout(), explanations, str(log), str(dump or log))
     raise typer.Exit(EXIT_CROSSING if explanations else EXIT_OK)
 
 
@@ -518,8 +568,7 @@ def _views(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
         try:
             return views_from_json(str(path))
         except (ValueError, KeyError, OSError) as exc:
-            _stderr().print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(EXIT_UNUSABLE) from None
+            raise usage_error(f"{exc}") from None
     dump = _load(str(path), jobs, settings, quiet)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     return views_from_analysis(analysis, str(path))
@@ -551,15 +600,19 @@ def diff(
     html: HtmlOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
+    force: ForceOpt = False,
 ) -> None:
+    """Compare two dumps after a config change: which buffers changed and by how much,
+    and whether it now fits. Deltas are AFTER minus BEFORE ("+" grew in AFTER)."""
     check_counts(top, jobs)
+    if html is not None:
+        check_output_path(html, [p for p in (before, after, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
                               parse_assignments(align, "--align"))
     except ValueError as exc:
-        _stderr().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+        raise usage_error(f"{exc}") from None
     settings = load_settings(settings_file)
     result = diff_views(_views(before, bounds, settings, jobs, quiet),
                         _views(after, bounds, settings, jobs, quiet), str(before), str(after))
@@ -571,12 +624,14 @@ def diff(
     result = result.select(space)
     if html is not None:
         _write_html(html, result.to_html())
-    if format is Format.json:
-        sys.stdout.write(to_json(diff_object(result, top=None)))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
-    else:
-        print_diff(_stdout(), result, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(diff_object(result, top=None)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((edit_object(e) for e in result.allocations),
+                                    EDIT_COLUMNS))
+        else:
+            print_diff(_stdout(), result, top)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
@@ -599,6 +654,7 @@ def passes(
     top: TopOpt = 10,
     config: ConfigOpt = None,
     html: HtmlOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Which pass crossed the bound: stack, liveness and packed peaks of every func and
     memory space after every pass, the first pass after which the stack crosses the bound,
@@ -608,6 +664,8 @@ def passes(
     bound after some pass, 2 unusable input or a usage error.
     """
     check_counts(top=top)
+    if html is not None:
+        check_output_path(html, [p for p in (path, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
@@ -629,12 +687,14 @@ def passes(
                                       *(f"--func {f}" for f in func or [])]))
     if html is not None:
         _write_html(html, result.to_html())
-    if format is Format.json:
-        sys.stdout.write(to_json(timelines_object(result)))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
-    else:
-        print_timelines(_stdout(), result, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(timelines_object(result)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
+        else:
+            print_timelines(_stdout(), result, top)
+    if format is Format.table:
         print_diagnostics(_stderr(), result.diagnostics)
     raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)
 
@@ -674,6 +734,7 @@ def whatif(
     top: TopOpt = 20,
     config: ConfigOpt = None,
     html: HtmlOpt = None,
+    force: ForceOpt = False,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -686,6 +747,8 @@ def whatif(
     """
     check_counts(top=top, jobs=jobs)
     source = _resolve_path(path, example)
+    if html is not None:
+        check_output_path(html, [p for p in (source, config) if p is not None], force)
     settings_file = _config(config)
     try:
         bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"), {})
@@ -708,12 +771,13 @@ def whatif(
     result = result.select(space)
     if html is not None:
         _write_html(html, result.to_html())
-    if format is Format.json:
-        sys.stdout.write(to_json(diff_object(result, top=None)))
-    elif format is Format.csv:
-        sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
-    else:
-        print_diff(_stdout(), result, top)
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(diff_object(result, top=None)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
+        else:
+            print_diff(_stdout(), result, top)
     if format is Format.table:
         print_diagnostics(_stderr(), dump.diagnostics)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (

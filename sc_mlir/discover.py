@@ -18,7 +18,10 @@ SNIFF_BYTES = 256 * 1024
 _MLIR_SIGNAL = re.compile(
     rb"(?m)^[ \t]*(?:module\b|\"builtin\.module\"|func\.func\b|\"func\.func\"|"
     rb"%[\w$.\-]+(?::\d+)?[ \t]*=|#[\w$.\-]+[ \t]*=|![\w$.\-]+[ \t]*=|// -----|"
-    rb"\"?[a-z_][\w$]*+\.[\w$.]++\"?[^\n]*?\bloc\()"
+    rb"\"?[a-z_][\w$]*+\.[\w$.]++\"?[^\n]*?\bloc\(|"
+    # Any dialect's symbol op (`gpu.module @m {`), a generic op, or an alloca statement.
+    rb"[a-z_][\w$]*+\.[\w$.]++[ \t]+@|\"[a-z_][\w$]*+\.[\w$.]++\"[ \t]*\(|"
+    rb"memref\.alloca[ \t]*\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
 

@@ -542,19 +542,24 @@ class _Reader:
         index = region.child_counts.get(bare, 0)
         region.child_counts[bare] = index + 1
         results_text = head.group(1)
+        # The op's text ends before the `{` that opens its region (as the careful reader
+        # splits the line there).
+        text_before_brace = text[head.start(1) if results_text else head.start(2)
+                                 : text.rindex("{")]
+        header = text_before_brace.strip()
         frame = OpFrame(
             name=bare,
             order=order,
             line=line,
             col=head.start(2) + 1,
-            header=text[head.start(1) if results_text else head.start(2):].strip(),
+            header=header,
             results=_results_of(results_text) if results_text else (),
             parent=region.owner,
             sibling_index=index,
             loop_like=bare not in run_once,
             chunk=self.chunk_index,
         )
-        frame.first_line_chars = len(frame.header)
+        frame.first_line_chars = len(text_before_brace)
         if bare == "func" or bare.endswith(".func"):
             self.funcs.append(frame)
         return frame, generic

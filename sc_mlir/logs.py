@@ -246,11 +246,12 @@ def read_log_lines(lines: Iterable[str]) -> list[Failure]:
 
 
 def read_log_text(text: str) -> list[Failure]:
-    return read_log_lines(text.splitlines())
+    # Lines end at "\n" only, as in the dump (a progress bar's lone "\r" ends no line).
+    return read_log_lines(text.split("\n"))
 
 
 def read_log(path: str) -> list[Failure]:
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as handle:
         return read_log_lines(handle)
 
 

@@ -101,11 +101,38 @@ class MemRefType:
         return bytes_to_words(self.bytes)
 
 
+# Sizes are exact integers up to this many elements; a type beyond it (hundreds of dims of
+# 10^9: valid MLIR) is counted as of unknown size, with a note (`size_too_large`). Below
+# it every size can be printed (Python refuses ints of more than 4300 digits) and turned
+# into a float (plots, percentages) without overflow.
+MAX_COUNTED_ELEMENTS = 1 << 900
+# MLIR's dimensions are 64-bit signed integers.
+MAX_DIMENSION = (1 << 63) - 1
+
+
 def static_elements(shape: tuple[int | None, ...] | None) -> int | None:
-    """Number of elements, or None when any dimension is dynamic or the rank unknown."""
+    """Number of elements, or None when any dimension is dynamic, the rank unknown, or the
+    count beyond `MAX_COUNTED_ELEMENTS` (stopped early: a long product costs time).
+
+    >>> static_elements((4, 8)), static_elements((4, None)), static_elements((10**9,) * 400)
+    (32, None, None)
+    """
     if shape is None or any(d is None for d in shape):
         return None
-    return product(tuple(d for d in shape if d is not None))
+    if 0 in shape:
+        return 0
+    count = 1
+    for d in shape:
+        count *= d  # type: ignore[operator]
+        if count > MAX_COUNTED_ELEMENTS:
+            return None
+    return count
+
+
+def size_too_large(shape: tuple[int | None, ...] | None) -> bool:
+    """Whether a static shape has more elements than sc-mlir counts exactly."""
+    return (shape is not None and None not in shape and 0 not in shape
+            and static_elements(shape) is None)
 
 
 def total_bits(shape: tuple[int | None, ...] | None, element_bits: int | None) -> int | None:
@@ -134,5 +161,15 @@ def parse_dimension_list(text: str) -> tuple[int | None, ...]:
         part = part.strip()
         if not part:
             continue
-        dims.append(None if part == "?" else int(part.strip("[]")))
+        if part == "?":
+            dims.append(None)
+            continue
+        digits = part.strip("[] \t\n")
+        if len(digits) > 19 and digits.lstrip("0") and len(digits.lstrip("0")) > 19:
+            raise ValueError(f"dimension {digits[:20]}... does not fit in 64 bits "
+                             "(MLIR rejects it)")
+        value = int(digits)
+        if value > MAX_DIMENSION:
+            raise ValueError(f"dimension {value} does not fit in 64 bits (MLIR rejects it)")
+        dims.append(value)
     return tuple(dims)

@@ -7,21 +7,31 @@ each alloca is placed in its module, func and scope.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from sc_mlir.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
 from sc_mlir.memref import (
     ASSUMED_ELEMENT_BITS,
+    ElementType,
     MemRefType,
     bits_to_bytes,
     bytes_to_words,
+    size_too_large,
     static_elements,
     total_bits,
 )
 from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
-from sc_mlir.syntax import Argument, OtherType, SyntaxProblem, parse_arguments, parse_type
+from sc_mlir.syntax import (
+    Argument,
+    OtherType,
+    SyntaxProblem,
+    parse_arguments,
+    parse_input_types,
+    parse_type,
+)
 
 # What an entry of the allocation table is: the op (or argument) that takes the memory.
 ALLOCA = "alloca"  # memref.alloca: on the scoped stack
@@ -222,9 +232,11 @@ _PRETTY_SYMBOL = re.compile(
     r'\s*(?:%[^=]*=\s*)?[\w.$"]++\s+(?:(?:public|private|nested)\s+)?'
     r'@("[^"\\]*+(?:\\.[^"\\]*+)*+"|[\w$.\-]+)'
 )
-_GENERIC_SYMBOL = re.compile(r'\bsym_name\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
-_CORE_TYPE = re.compile(r"tpu\.core_type\s*=\s*#tpu\.core_type<\s*(\w+)\s*>")
-_SCRATCH_OPERANDS = re.compile(r"\bscratch_operands\s*=\s*(\d+)")
+# Attribute names may be quoted (`{"sym_name" = "k"}`): MLIR reads both spellings.
+_GENERIC_SYMBOL = re.compile(r'(?:\bsym_name|"sym_name")\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+_CORE_TYPE = re.compile(r'(?:tpu\.core_type|"tpu\.core_type")\s*=\s*'
+                        r"#tpu\.core_type<\s*(\w+)\s*>")
+_SCRATCH_OPERANDS = re.compile(r'(?:\bscratch_operands|"scratch_operands")\s*=\s*(\d+)')
 
 
 def frame_symbol(frame: OpFrame) -> str | None:
@@ -262,11 +274,17 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
         if raw.syntax is None:
             continue  # the scanner already reported why
         try:
-            ops.append(builder.build(raw))
+            record = builder.build(raw)
         except _Skip as skip:
             op = raw.syntax.op
             diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
                                           f"{op} skipped: {skip}", raw.text))
+            continue
+        ops.append(record)
+        if record.words is None and size_too_large(record.resolved_shape):
+            diagnostics.append(Diagnostic(
+                scan.path, raw.line, raw.col, f"{raw.syntax.op} size too large to count "
+                "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
     # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
     records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
     diagnostics.extend(undefined_location_notes(scan))
@@ -458,28 +476,31 @@ class _Builder:
     def _entry_arguments(self, func: OpFrame, name: str, diagnostics: list[Diagnostic]
                          ) -> list[tuple[Argument, int, int, str]] | None:
         """The func's arguments with their line and column in the dump, from its entry
-        block's label (generic form) or its signature (pretty form)."""
+        block's label (generic form) or its signature (pretty form). A generic func whose
+        label goes on to a later line (`^bb0` then `(%arg0: ...)`) gives its argument
+        types in `function_type`; they are named `%argN`, as MLIR prints them."""
         if func.entry_block is not None:
             line, col, text = func.entry_block
             open_at = text.find("(")
-            where = [(line, col + open_at)]
             form = "generic"
+            if open_at < 0:
+                return self._arguments_from_function_type(func, name, diagnostics)
         else:
             text = func.header
             m = _PRETTY_SYMBOL.match(text)
             open_at = text.find("(", m.end()) if m is not None else -1
-            where = [(func.line, func.col)]
             form = "pretty"
-        if open_at < 0:
-            diagnostics.append(Diagnostic(
-                self.path, *where[0], f"func @{name} says it has scratch operands but its "
-                "arguments are not printed; they are not counted", text[:120]))
-            return None
+            if open_at < 0:
+                diagnostics.append(Diagnostic(
+                    self.path, func.line, func.col, f"func @{name} says it has scratch "
+                    "operands but its arguments are not printed; they are not counted",
+                    text[:120]))
+                return None
         try:
             arguments = parse_arguments(text, open_at)
         except SyntaxProblem as problem:
             diagnostics.append(Diagnostic(
-                self.path, *where[0], f"arguments of func @{name} do not parse "
+                self.path, func.line, func.col, f"arguments of func @{name} do not parse "
                 f"({problem.message}); its scratch operands are not counted", text[:120]))
             return None
         placed = []
@@ -492,6 +513,24 @@ class _Builder:
                 line, col = func.line, func.col
             placed.append((argument, line, col, form))
         return placed
+
+    def _arguments_from_function_type(self, func: OpFrame, name: str,
+                                      diagnostics: list[Diagnostic]
+                                      ) -> list[tuple[Argument, int, int, str]] | None:
+        try:
+            types = parse_input_types(func.header)
+        except SyntaxProblem as problem:
+            types = None
+            why = f"its function_type does not parse ({problem.message})"
+        else:
+            why = "neither its entry block nor a function_type prints them"
+        if types is None:
+            diagnostics.append(Diagnostic(
+                self.path, func.line, func.col, f"func @{name} says it has scratch operands "
+                f"but {why}; they are not counted", func.header[:120]))
+            return None
+        return [(Argument(f"%arg{k}", parsed, (), None, 0), func.line, func.col, "generic")
+                for k, parsed in enumerate(types)]
 
     def build(self, raw: RawAlloca) -> Allocation:
         syntax = raw.syntax
@@ -516,7 +555,7 @@ class _Builder:
 
 def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRefType:
     if isinstance(parsed, MemRefType):
-        return parsed
+        return _with_aliased_element(parsed, aliases)
     text = parsed.text
     if text.startswith("!") and text in aliases:
         try:
@@ -524,11 +563,29 @@ def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRe
         except SyntaxProblem as problem:
             raise _Skip(f"type alias {text} does not parse: {problem.message}") from None
         if isinstance(resolved, MemRefType):
-            return resolved
+            return _with_aliased_element(resolved, aliases)
         raise _Skip(f"type alias {text} is {resolved.text}, not a memref")
     if text.startswith("!") and text not in aliases:
         raise _Skip(f"result type {text} is not defined in this module (or is not a memref)")
     raise _Skip(f"result type {text} is not a memref")
+
+
+def _with_aliased_element(memref: MemRefType, aliases: dict[str, str]) -> MemRefType:
+    """`memref<2x!E>` with `!E = vector<4xf32>`: the element's width comes from its alias
+    (the text stays as written)."""
+    element = memref.element
+    if element.bits is not None or not element.text.startswith("!") or not aliases:
+        return memref
+    definition = resolve_attribute_alias_type(element.text, aliases)
+    if definition == element.text:
+        return memref
+    try:
+        resolved = parse_type(definition)
+    except SyntaxProblem:
+        return memref  # an element type sc-mlir cannot size: its size stays unknown
+    if isinstance(resolved, MemRefType) or resolved.bits is None:
+        return memref
+    return dataclasses.replace(memref, element=ElementType(element.text, resolved.bits))
 
 
 def resolve_attribute_alias_type(text: str, aliases: dict[str, str], limit: int = 32) -> str:

@@ -199,6 +199,7 @@ def _scan_part(path: str, prefix_bytes: int, part: Part, settings: ScanSettings,
 def _at_rest(scanner: Scanner) -> bool:
     return (scanner.nesting == 0 and not scanner.pending_brace and scanner.pending_alloca is None
             and scanner.pending_alias is None and not scanner.in_resources
+            and scanner.held is None
             and not scanner.tracked and not scanner.constants
             and scanner.brace_kinds == ["R"] and len(scanner.chunks) == 1)
 

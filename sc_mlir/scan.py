@@ -19,11 +19,19 @@ above them, `Diagnostic` for anything skipped.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
+from sc_mlir.syntax import (
+    AllocaSyntax,
+    SyntaxProblem,
+    parse_alloca,
+    parse_alloca_parts,
+    parse_location,
+)
 
 # --- settings --------------------------------------------------------------------------
 
@@ -163,7 +171,10 @@ class FileScan:
 
 # --- lexical helpers -------------------------------------------------------------------
 
-_SPLIT_MARKER = re.compile(r"\s*// -----")
+# MLIR's rule (mlir/lib/Support/ToolUtilities.cpp): `// -----` not followed by another
+# dash ("doesn't have any dash post"; a longer rule of dashes is a near miss, a comment).
+# `// -----// IR Dump After` headers are separators.
+_SPLIT_MARKER = re.compile(r"\s*// -----(?!-)")
 _DUMP_HEADER = re.compile(r"IR Dump (?:Before|After) ")
 # Every pattern here runs in time linear in the line: no two ways to match the same text
 # (string bodies are unrolled, alternatives start with different characters), so a
@@ -201,10 +212,48 @@ REPLACEMENT = "\ufffd"
 _CONTROL_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _ODD_CHARACTER = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\ufffd]")
 _MAX_ODD_LINE_NOTES = 20
+_MAX_NOTES_PER_KIND = 20
+# What varies between notes of one kind: numbers, names, quoted text.
+_NOTE_DETAILS = re.compile(r"\d+|[#!@%][\w$.\-]+|'[^']*'|\([^()]*\)")
 # An op with results, which never sits inside another op's brackets.
 _NEW_OP = re.compile(r'[ \t]*%[\w$.\-]++(?::\d+)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d+)?+)*+'
                      r'[ \t]*=[ \t]*(?:"[\w$.\-]+"[ \t]*\(|[A-Za-z_][\w$]*\.[\w$.]+)')
 _BLANKS_TO_END = re.compile(r"\s*+$")
+# A line that starts an op of its own: results and `=`, then an op name (a string followed
+# by `(` alone may be a name location going on: `loc(callsite(` then `"f"("a.py":1:2)`).
+_OP_LINE_START = re.compile(r'[ \t]*+%[\w$.\-]++(?::\d++)?+(?:[ \t]*+,[ \t]*+%[\w$.\-]++'
+                            r'(?::\d++)?+)*+[ \t]*+=[ \t]*+(?:"|[A-Za-z_][\w$]*+\.)')
+# A line that is only result names (`%a`, `%a, %b =`): its op goes on on the next line.
+_RESULTS_ONLY = re.compile(r"[ \t]*%[\w$.\-]++(?::\d++)?+(?:[ \t]*,[ \t]*%[\w$.\-]++(?::\d++)?+)*+"
+                           r"[ \t]*+[,=]?[ \t]*+")
+_ALIAS_NAME_ALONE = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*")
+# A top-level op after an alias value on the same line.
+_OP_AFTER_VALUE = re.compile(r'(?<![\w$.\-#!%@^"])(module\b|"[\w$.\-]++"[ \t]*+\(|'
+                             r'[A-Za-z_][\w$]*+\.[\w$.]++)')
+_ALIAS_IN_LINE = re.compile(r"(?<![\w$.\-#!%@^\"])[#!][\w$.\-]++[ \t]*+=(?![=>])")
+_ALIAS_NAME_AT_END = re.compile(r"(?<=[\s)>\]}\"])[ \t]*+([#!][\w$.\-]++)[ \t]*+$")
+_NEXT_ALIAS = re.compile(r"(?<=[\s)>\]}])[ \t]*+([#!][\w$.\-]++)[ \t]*+=")
+# Result names after a region's `{` or an op's `)`, their `=` on the next line.
+_RESULTS_TAIL = re.compile(r"[{)>\]][ \t]*+%[\w$.\-]++(?::\d++)?+"
+                           r"(?:[ \t]*+,[ \t]*+%[\w$.\-]++(?::\d++)?+)*+[ \t]*+[,=]?$")
+_OP_AFTER_CLOSE = re.compile(r"[ \t]*+([A-Za-z_][\w$]*+\.[\w$.]++)(?=[ \t(]|$)")
+_NEXT_STATEMENT = re.compile(r'(?:[A-Za-z_][\w$]*+(?:\.[\w$.]++)?+|"[\w$.\-]++"|%[\w$.\-]++)'
+                             r'(?![\w$.(])|"[\w$.\-]++"[ \t]*+\(')
+_PROPERTIES = re.compile(r"<\s*\{[^{}]*\}\s*>")
+_BARE_WORD = re.compile(r"[#!]?[A-Za-z_][\w$.]*")
+_LOC_KEYWORD_AT_END = re.compile(r"(?<![\w$.#!%@\-])loc$")
+_OPEN_DICT_ENTRY = re.compile(r'\{[ \t]*+(?:[A-Za-z_][\w$.\-]*+|"[^"\n]*")[ \t]*+$')
+_TRAILING_LOC = re.compile(r"[ \t]*loc[ \t]*\(")
+# Last characters of a line whose op cannot end there (`%a = memref.alloca() :`); blanks
+# after them send the line to the careful test.
+_OPEN_ENDINGS = frozenset(":=, \t")
+# Where a second op may start on a line, after a blank: `%x = dialect.op`, `%x = "op"`, a
+# generic `"dialect.op"(`, or a statement-form `memref.alloca(`. Taken as an op start
+# only where the brackets opened since the previous op are closed (`_op_starts`). One
+# result name only: a pattern over a comma list would rescan it from every `%`.
+_MID_OP = re.compile(r'(?<=[ \t)\]>}])(?:%[\w$.\-]++(?::\d++)?+[ \t]*+=[ \t]*+'
+                     r'(?:"[\w$.\-]++"|[A-Za-z_][\w$]*+\.[\w$.]++)|"[\w$.\-]++"[ \t]*+\(|'
+                     r'memref\.alloca[ \t]*+\()')
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
 # character); batches with trailing blanks are read line by line instead.
@@ -392,13 +441,27 @@ class Scanner:
         # grammar's complaint if the next line shows the text was complete after all.
         self.pending_alloca: tuple[RawAlloca, str, int, SyntaxProblem | None] | None = None
         self.pending_alias: tuple[str, list[str], int] | None = None  # name, parts, open
+        # "=": the alias name was alone on its line; "more": the value so far is one word
+        # (`loc`), which a bracket on the next line may go on.
+        self.alias_state = ""
         self.nesting_line = 0  # where the open ( [ of self.nesting began
         self.nesting_before_line = 0
         self.kinds_before_line = 0
         self.line_no = 0
+        # Lines held because the op on them goes on (a `<` or `[` still open, only result
+        # names): read as one line once complete, with where each piece came from.
+        self.held: list[tuple[int, str]] | None = None  # (line number, code) per line
+        self.join_map: list[tuple[int, int, int]] | None = None  # (offset, line, col)
+        self.join_text_starts: dict[int, int] = {}  # alloca -> offset of its text
+        self.line_alloca_cols: list[int] = []  # op-name columns registered on this line
+        self.continues_alloca = False  # this line goes on an alloca of an earlier line
+        self.blanked_for: str | None = None  # the line `blanked_code` was made from
+        self.blanked_code = ""
         self.raw = ""
         self.odd_lines = 0  # lines with control characters or invalid UTF-8
         self.alias_batch_after = 0  # no alias batch is tried before this line
+        self.note_counts: dict[str, int] = {}  # per kind of note (see `diagnose`)
+        self.first_note_of_kind: dict[str, str] = {}
 
     # -- driving ---------------------------------------------------------------------
 
@@ -443,6 +506,11 @@ class Scanner:
             raw = lines[index]
             index += 1
             self.line_no += 1
+            if self.held is not None and self._add_to_held(raw):
+                continue
+            if self.held is None and _line_may_go_on(raw) and not (
+                    self.in_resources or self.pending_alias is not None) and self._hold(raw):
+                continue
             if (self.nesting or self.pending_brace or self.pending_alloca is not None
                     or self.pending_alias is not None or self.in_resources):
                 slow(raw)
@@ -509,8 +577,9 @@ class Scanner:
                         and raw.count("}") == raw.count("}>")
                         and raw.count("(") == raw.count(")") + 1
                         and raw.count("[") == raw.count("]")):
-                    # `"op"(...) <{...}> ({`: the op and the first of its regions.
-                    head = head_match(raw)
+                    # `"op"(...) <{...}> ({`: the op and the first of its regions. Its
+                    # text ends before the `{`, as when the slow path splits the line there.
+                    head = head_match(raw, 0, len(raw) - 1)
                     if head is not None and raw.count('"') == 2 and head.group(2)[0] == '"':
                         self.raw = raw
                         self._simple_op(raw, head, head.group(2), head.group(1))
@@ -596,6 +665,7 @@ class Scanner:
         op_start = head.start(1) if results_text else head.start(2)
         text = raw[op_start:].rstrip()
         alloca = self._register_alloca(head.start(2) + 1, op_start + 1, text, results, region)
+        self.line_alloca_cols.clear()
         body_at = head.start(2) - op_start
         loc_at = text.rfind(" loc(")
         try:
@@ -618,6 +688,13 @@ class Scanner:
         self._close_region()
         trailer = raw[at + 1 :]
         if trailer.strip():
+            m = _OP_AFTER_CLOSE.match(raw, at + 1)
+            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
+                # `}  func.func @g() {`: the trailer is the next op (no strings or
+                # comments on this line: the raw text is its code)
+                self.nesting_before_line = self.nesting
+                self._segment(raw, at + 1, len(raw), after_close=True)
+                return
             region = self.regions[-1]
             if region.cur_frame is not None:
                 region.cur_frame.trailer.append(trailer)
@@ -639,10 +716,15 @@ class Scanner:
             limit = min(index + _ALIAS_BATCH, count)
             while end < limit and lines[end][:1] == "#":
                 end += 1
-            if end == index:
+            if end < count and end > index and (
+                    lines[end].lstrip()[:1] in "(<[{=/"
+                    or _BARE_WORD.fullmatch(lines[end - 1].partition("=")[2].strip())):
+                end -= 1  # the last value may go on on the next line: read it line by line
+            if end <= index:
                 break
             text = "\n".join(lines[index:end])
             if ("<" in text or "[" in text or "{" in text or "\\" in text or "//" in text
+                    or text.count("=") != end - index  # two definitions on a line
                     or may_allocate(text)
                     or "\t" in text or " \n" in text or text.endswith(" ")
                     or text.count("(") != text.count(")") or text.count('"') % 2):
@@ -661,7 +743,8 @@ class Scanner:
         """`#name = value` at the top level, on one line or opening a multi-line value."""
         self.raw = raw
         m = _ALIAS_DEF.match(raw)
-        if m is None or raw.count('"') % 2 or may_allocate(raw):
+        if (m is None or raw.count('"') % 2 or may_allocate(raw)
+                or _OP_AFTER_VALUE.search(raw, m.end())):
             self.feed_line(raw)
             return
         value = raw[m.end():].strip()
@@ -669,24 +752,119 @@ class Scanner:
             still_open = bracket_balance(value)
         else:
             still_open = value.count("(") - value.count(")")
-        if still_open > 0:
-            self.pending_alias = (m.group(1), [value], still_open)
-            return
-        self._define_alias(m.group(1), value)
+        self._start_alias(m.group(1), value, still_open)
+
+    # -- ops spread over lines -------------------------------------------------------
+
+    def _hold(self, raw: str) -> bool:
+        """Hold a line whose op goes on (MLIR allows a line break wherever it allows a
+        blank): a `<` or `[` left open, or only result names. False: read it now."""
+        code, unterminated = code_of(raw)
+        first = code.lstrip()[:1]
+        if not first or first == "^" or (len(self.regions) == 1 and first in "#!"):
+            return False  # comments, block labels, alias definitions (their own rule)
+        if unterminated:
+            return False  # a string cannot span lines: joined, the quotes would pair up anew
+        if not _goes_on(code):
+            return False
+        if self.nesting > 0 and code.rstrip().endswith(":"):
+            return False  # `unknown)):` ends a block label whose arguments span lines
+        self.held = [(self.line_no, raw[: len(code)])]
+        return True
+
+    def _add_to_held(self, raw: str) -> bool:
+        """The line after held ones: add it (True), or, when it cannot go on the held op
+        (a new op, a block label, a region's end, too many lines), read the held lines as
+        they are and then this one as usual (False)."""
+        held = self.held
+        assert held is not None
+        code, unterminated = code_of(raw)
+        stripped = code.strip()
+        if not stripped and not unterminated:
+            return True  # a blank or comment line inside the op
+        if (unterminated or _NEW_OP.match(code) or _OP_LINE_START.match(code)
+                or stripped[0] == "^"
+                or len(held) >= _MAX_OP_LINES
+                or (stripped[0] == "}" and stripped[:2] != "}>" and not _dict_open(
+                    code_of(" ".join(text for _, text in held))[0]))):
+            self._flush_held()
+            return False
+        held.append((self.line_no, raw[: len(code)]))
+        if _goes_on(code_of(" ".join(text for _, text in held))[0]):
+            return True
+        self._flush_held()
+        return True
+
+    def _flush_held(self) -> None:
+        """Read the held lines as one: blanks join them, and `join_map` says where each
+        piece was (line numbers and columns as MLIR counts them)."""
+        held = self.held
+        assert held is not None
+        self.held = None
+        pieces: list[str] = []
+        join_map: list[tuple[int, int, int]] = []
+        offset = 0
+        for k, (line_no, line) in enumerate(held):
+            text = line if k == 0 else line.lstrip(" \t")
+            if k:
+                pieces.append(" ")
+                offset += 1
+            join_map.append((offset, line_no, len(line) - len(text) + 1))
+            pieces.append(text)
+            offset += len(text)
+        now = self.line_no
+        self.line_no = held[0][0]
+        self.join_map = join_map if len(held) > 1 else None
+        try:
+            self.feed_line("".join(pieces))
+        finally:
+            self.join_map = None
+            self.join_text_starts.clear()
+            self.line_no = now
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        """Line and column of a 0-based offset in the line being read."""
+        join_map = self.join_map
+        if join_map is None:
+            return self.line_no, offset + 1
+        k = bisect.bisect_right(join_map, (offset, 1 << 62, 0)) - 1
+        start, line, col = join_map[max(k, 0)]
+        return line, col + (offset - start)
 
     def finish(self) -> FileScan:
+        if self.held is not None:
+            self._flush_held()
         self._end_chunk(final=True)
         if self.odd_lines > _MAX_ODD_LINE_NOTES:
             self.diagnose(self.line_no, 1, f"{self.odd_lines - _MAX_ODD_LINE_NOTES} more "
                           "line(s) with control bytes or invalid UTF-8, read the same way")
+        for kind, count in self.note_counts.items():
+            if count > _MAX_NOTES_PER_KIND:
+                self.diagnostics.append(Diagnostic(
+                    self.path, self.line_no, 1, f"{count - _MAX_NOTES_PER_KIND} more note(s) "
+                    f"like: {self.first_note_of_kind[kind]} (not listed)"))
         for alloca in self.allocas:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
         return FileScan(self.path, self.allocas, self.chunks, self.diagnostics,
                         self.line_no, self.order, self.funcs)
 
-    def diagnose(self, line: int, col: int, message: str, quote: str = "") -> None:
-        quote = quote.strip()
+    def diagnose(self, line: int, col: int, message: str, quote: str = "",
+                 mapped: bool = False) -> None:
+        """Note a problem. Every skipped alloca is listed; other notes are listed up to
+        `_MAX_NOTES_PER_KIND` of each kind per file, and the rest counted (a line of
+        500,000 `}` must not make 500,000 notes)."""
+        if not message.startswith("memref.alloca skipped"):
+            kind = _NOTE_DETAILS.sub("", message)
+            count = self.note_counts.get(kind, 0) + 1
+            self.note_counts[kind] = count
+            if count == 1:
+                self.first_note_of_kind[kind] = message
+            elif count > _MAX_NOTES_PER_KIND:
+                return
+        if self.join_map is not None and not mapped and line == self.line_no and col > 0:
+            line, col = self._position(col - 1)  # a column in lines read as one
+        quote = quote[:4096].strip()
         if len(quote) > 120:
             quote = quote[:117] + "..."
         self.diagnostics.append(Diagnostic(self.path, line, col, message, quote))
@@ -694,6 +872,7 @@ class Scanner:
     def feed_line(self, raw: str) -> None:
         raw = raw.rstrip("\r\n")
         self.raw = raw
+        self.line_alloca_cols.clear()
         if self.in_resources:
             if "#-}" in raw:
                 self.in_resources = False
@@ -706,17 +885,26 @@ class Scanner:
             if raw.lstrip().startswith("//") and _SPLIT_MARKER.match(raw):
                 self._split(raw)
             return
+        if "}" in code and "=" in code and ("#" in code or "!" in code) and (
+                self.pending_alias is None and self.pending_alloca is None):
+            at = self._alias_after_close(code)
+            if at is not None:  # `} loc(#loc)  #loc1 = loc(...)`: two lines in one
+                self.feed_line(raw[:at])
+                self._rest_of_line(raw, at)
+                return
         if unterminated:
             self.diagnose(self.line_no, raw.find('"') + 1,
                           "string literal is not closed on its line; read to end of line",
                           raw)
-        if self.pending_alias is not None:
-            self._continue_alias(raw, code)
+        if self.pending_alias is not None and self._continue_alias(raw, code):
             if "memref.alloca" in raw[: len(code)]:
                 self._check_mentions(code)
             return
+        self.continues_alloca = False
         if self.pending_alloca is not None:
-            self._continue_alloca(code, stripped)
+            self.continues_alloca = self._continue_alloca(code, stripped)
+        elif stripped[0] == "l" and self.allocas and _TRAILING_LOC.match(code):
+            self._trailing_loc(code)
         if self.pending_brace:
             self._decide_pending_brace(stripped)
         if len(self.regions) == 1 and stripped[0] in "#!" and self.nesting == 0:
@@ -824,12 +1012,13 @@ class Scanner:
             return
         region = self.regions[-1]
         if (start == 0 and self.nesting_before_line > 0 and not after_close
-                and _NEW_OP.match(self.raw, start, end)):
+                and (_NEW_OP.match(self.raw, start, end)
+                     or _OP_LINE_START.match(self.raw, start, end))):
             # A line that starts `%x = dialect.op` cannot be inside an op's brackets: the
             # earlier lines left one open.
             self._recover_before_op()
             open_before = 0
-        continuing = after_close or open_before > 0
+        continuing = after_close or open_before > 0 or (start == 0 and self.continues_alloca)
         if not continuing:
             first = text.lstrip()[0]
             if first == "^":
@@ -842,21 +1031,74 @@ class Scanner:
                 word = re.match(r"[\w$.]+", text.lstrip())
                 if word is not None and word.group() in _CONTINUATION_WORDS:
                     continuing = True
+        starts = self._op_starts(code, start, end, open_before, after_close)
         if continuing:
+            first_end = starts[0] if starts else end
             if after_close:
                 if region.cur_frame is not None:
-                    region.cur_frame.trailer.append(self._raw_slice(start, end))
+                    region.cur_frame.trailer.append(self._raw_slice(start, first_end))
             elif region.cur_frame is None and region.cur_head is not None:
                 extra = region.cur_extra
                 if extra is None:
                     extra = region.cur_extra = []
                 if len(extra) < _MAX_HEADER_LINES:
-                    extra.append(self._raw_slice(start, end))
-            self._uses(code, start, end, region)
-            self._count_nesting(text)
-            return
-        self._start_op(code, start, end, region)
+                    extra.append(self._raw_slice(start, first_end))
+            self._uses(code, start, first_end, region)
+        else:
+            starts.insert(0, start)
+        # Each op on the line, up to the next one (`%a = memref.alloca() : memref<4xf32>
+        # "tpu.yield"() : () -> ()` is two ops).
+        for k, op_start in enumerate(starts):
+            self._start_op(code, op_start, starts[k + 1] if k + 1 < len(starts) else end,
+                           region)
         self._count_nesting(text)
+
+    def _op_starts(self, code: str, start: int, end: int, open_before: int,
+                   after_close: bool = False) -> list[int]:
+        """Where further ops start in code[start:end], after the text of the one going
+        on: a `_MID_OP` match where the brackets opened since then are all closed. After
+        a region's `}`, an op name (`}  func.func @g() {`) starts one too."""
+        found: list[int] = []
+        raw = self.raw
+        if after_close:
+            m = _OP_AFTER_CLOSE.match(code, start, end)
+            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
+                return [m.start(1)]
+        after = start
+        depth = open_before
+        first = start
+        while first < end and raw[first] in " \t":
+            first += 1
+        blanked = False
+        for m in _MID_OP.finditer(raw, first + 1, end):
+            at = m.start()
+            if not blanked and '"' in raw:
+                # `code_of` keeps strings that hide no brace or comment: blank them all
+                # here, so a mention inside a string (`"x memref.alloca("`) is not an op.
+                # Once per line: a line of nested ops has a segment per op.
+                if self.blanked_for is not raw:
+                    self.blanked_code = blank_strings(raw)[0]
+                    self.blanked_for = raw
+                code = self.blanked_code
+                blanked = True
+            if at + 1 >= len(code) or code[at] != raw[at]:
+                continue  # inside a string: blanked in code
+            if raw[at] == '"' and code[at + 1] == raw[at + 1]:
+                continue  # a string's closing quote, not a quoted op name (blanked in code)
+            before = at - 1
+            while before > start and raw[before] in " \t":
+                before -= 1
+            if raw[at] != "%":
+                if raw[before] == "=":
+                    continue  # the name of the op whose results precede it
+            elif raw[before] == ",":
+                continue  # `%a, %b = op`: a later name of the same op's result list
+            depth += bracket_balance(code[after:at])
+            after = at
+            if depth <= 0:
+                found.append(at)
+                depth = 0
+        return found
 
     def _count_nesting(self, text: str) -> None:
         delta = text.count("(") + text.count("[") - text.count(")") - text.count("]")
@@ -909,6 +1151,12 @@ class Scanner:
             region.cur_frame = None
 
     def _start_op(self, code: str, start: int, end: int, region: _Region) -> None:
+        if self.pending_alloca is not None:
+            # An earlier alloca still waits for its type, and another op starts: it ends
+            # here (and is reported), rather than being dropped by the next alloca.
+            alloca, text, _, complaint = self.pending_alloca
+            self._alloca_failed(alloca, text, complaint or SyntaxProblem(
+                len(text), "the op's text ends before its type is complete", False))
         if region.cur_order >= 0:
             self._finish_op(region)
         self.order += 1
@@ -986,7 +1234,7 @@ class Scanner:
     def _uses(self, code: str, start: int, end: int, region: _Region) -> frozenset[int]:
         """Record uses of tracked values in code[start:end]; return the allocas they reach."""
         tracked = self.tracked
-        if not tracked or "%" not in code:
+        if not tracked or code.find("%", start, end) < 0:  # not `in code`: n^2 on a long line
             return frozenset()
         found: frozenset[int] = frozenset()
         for token in _SSA.findall(code, start, end):
@@ -1030,7 +1278,13 @@ class Scanner:
                          region: _Region) -> RawAlloca:
         """A new alloca at the current op: live until it is used, its results bound to it."""
         aid = len(self.allocas)
-        alloca = RawAlloca(aid, self.order, self.line_no, col, text_col, text, results,
+        self.line_alloca_cols.append(col)
+        line = self.line_no
+        if self.join_map is not None:  # an op spread over lines: where its parts were
+            self.join_text_starts[aid] = text_col - 1
+            line, col = self._position(col - 1)
+            text_col = self._position(text_col - 1)[1]
+        alloca = RawAlloca(aid, self.order, line, col, text_col, text, results,
                            region.frames, len(self.chunks) - 1)
         self.allocas.append(alloca)
         self.live_end.append(self.order)
@@ -1046,6 +1300,15 @@ class Scanner:
         try:
             syntax = parse_alloca(text)
         except SyntaxProblem as problem:
+            whole = self._alloca_before_next_op(text, problem)
+            if whole is not None:
+                text, syntax = whole
+                self.pending_alloca = None
+                alloca.text = text
+                alloca.syntax = syntax
+                alloca.size_constants = tuple(_constant_value(self.constants.get(n))
+                                              for n in syntax.dynamic_sizes)
+                return
             # Brackets still open: the op goes on (or the text was cut), whatever token
             # the grammar stopped at. Stopped at the last word: it may be cut too, which
             # the next line tells (a new op: the grammar's complaint stands).
@@ -1064,10 +1327,31 @@ class Scanner:
         alloca.size_constants = tuple(_constant_value(self.constants.get(n))
                                       for n in syntax.dynamic_sizes)
 
+    @staticmethod
+    def _alloca_before_next_op(text: str, problem: SyntaxProblem
+                               ) -> tuple[str, AllocaSyntax] | None:
+        """`%a = memref.alloca() : memref<4xf32> return`: the grammar stops at a word after
+        a complete alloca, which can only be the next op (MLIR needs no line break
+        between ops). The alloca without it, if that is complete."""
+        if problem.incomplete or problem.offset <= 0 or not _NEXT_STATEMENT.match(
+                text, problem.offset):
+            return None
+        before = text[: problem.offset].rstrip()
+        try:
+            return before, parse_alloca(before)
+        except SyntaxProblem:
+            return None
+
     def _alloca_failed(self, alloca: RawAlloca, text: str, problem: SyntaxProblem) -> None:
         self.pending_alloca = None
         before = text[: problem.offset]
         newlines = before.count("\n")
+        start = self.join_text_starts.get(alloca.index)
+        if start is not None and not newlines:
+            line, col = self._position(start + len(before))
+            self.diagnose(line, col, f"memref.alloca skipped: {problem.message}",
+                          text[:200], mapped=True)
+            return
         if newlines:
             line, col = alloca.line + newlines, len(before) - before.rfind("\n")
         else:
@@ -1075,21 +1359,66 @@ class Scanner:
         quote = text.split("\n")[newlines] if text else ""
         self.diagnose(line, col, f"{allocation_op_in(text)} skipped: {problem.message}", quote)
 
-    def _continue_alloca(self, code: str, stripped: str) -> None:
-        """An alloca's text did not end on its line: add this line if it continues it."""
+    def _continue_alloca(self, code: str, stripped: str) -> bool:
+        """An alloca's text did not end on its line: add this line if it continues it
+        (True). The text is cut where MLIR needs more (`memref<4` or `:`): anything but a
+        new op continues it."""
         assert self.pending_alloca is not None
         alloca, text, lines_added, complaint = self.pending_alloca
         first = stripped[0]
-        starts_op = first in '%"^}' or (
-            (first.isalpha() or first == "_") and self.nesting == 0
-            and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
-        )
+        dict_open = bool(self.brace_kinds) and self.brace_kinds[-1] == "D"
+        if complaint is None or (first == "}" and dict_open):
+            starts_op = first == "^" or (first == "}" and stripped[:2] != "}>"
+                                         and not dict_open) or _NEW_OP.match(code) is not None \
+                or _OP_LINE_START.match(code) is not None
+        else:
+            starts_op = first in '%"^}' or (
+                (first.isalpha() or first == "_") and self.nesting == 0
+                and stripped.split(None, 1)[0] not in _CONTINUATION_WORDS
+            )
         if starts_op:
             self._alloca_failed(alloca, text, complaint or SyntaxProblem(
                 len(text), "the op's text ends before its type is complete", False))
+            return False
+        starts = self._op_starts(code, 0, len(code), 0)  # `: memref<4xf32> %b = ...`
+        end = starts[0] if starts else len(code)
+        if "}" in code:  # `> loc(#loc3) }`: the region's end is not the alloca's
+            blanked = blank_strings(text)[0]  # an alloca has no region: its `{` open dicts
+            depth = max(blanked.count("{") - blanked.count("}"), 0)
+            for m in _BRACE.finditer(code, 0, end):
+                if code[m.start()] == "{":
+                    depth += 1
+                elif code.startswith("}>", m.start()):
+                    continue
+                elif depth == 0:
+                    end = m.start()
+                    break
+                else:
+                    depth -= 1
+        self._parse_alloca(alloca, text + "\n" + self.raw[:end].rstrip(), lines_added + 1)
+        return True
+
+    def _trailing_loc(self, code: str) -> None:
+        """`loc(...)` alone on the line after an alloca that was complete without it: the
+        alloca's location (MLIR reads a line break there as a blank)."""
+        alloca = self.allocas[-1]
+        syntax = alloca.syntax
+        if (syntax is None or syntax.location is not None or alloca.line >= self.line_no
+                or alloca.order != self.regions[-1].cur_order):
             return
-        self._parse_alloca(alloca, text + "\n" + self.raw[: len(code)].rstrip(),
-                           lines_added + 1)
+        start = code.index("loc")
+        depth = 0
+        for end in range(code.index("(", start), len(code)):
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            if depth == 0:
+                break
+        else:
+            return
+        try:
+            location = parse_location(self.raw[start : end + 1])
+        except SyntaxProblem:
+            return  # not a location after all: the line is read as it stands
+        alloca.syntax = dataclasses.replace(syntax, location=location)
 
     def _block_label(self, text: str, start: int, end: int) -> None:
         region = self.regions[-1]
@@ -1114,11 +1443,7 @@ class Scanner:
         followed by `(` (the generic form); any other string that says memref.alloca is
         data, not an op.
         """
-        registered = set()
-        for alloca in reversed(self.allocas):
-            if alloca.line != self.line_no:
-                break
-            registered.add(alloca.col)
+        registered = set(self.line_alloca_cols)
         if (len(registered) == 1 and code.count("memref.alloca") == 1
                 and code.find("memref.alloca") + 1 in registered
                 and self.raw.count("memref.alloca") == 1):
@@ -1161,7 +1486,10 @@ class Scanner:
                 results_text = head.group(1)
                 results = _results_of(results_text) if results_text else ()
                 col = head.start(2) + 1
-                header = head.string[head.start(1) if results_text else head.start(2):]
+                # Up to the end of this op's text, not of the line: a line of nested ops
+                # must not give each of them the rest of the line.
+                header = head.string[head.start(1) if results_text else head.start(2)
+                                     : head.endpos]
                 first_line_chars = len(header)
                 if parent.cur_extra:
                     header = " ".join([header, *parent.cur_extra])
@@ -1229,27 +1557,107 @@ class Scanner:
     def _alias_definition(self, raw: str, code: str) -> None:
         m = _ALIAS_DEF.match(raw)
         if m is None:
+            alone = _ALIAS_NAME_ALONE.fullmatch(code)
+            if alone is not None:  # `#loc1` and its `= ...` on the next line
+                self.pending_alias = (alone.group(1), [], 0)
+                self.alias_state = "="
+                return
             self.diagnose(self.line_no, 1, "top-level '#' or '!' line is not an alias "
                           "definition; skipped", raw)
             return
-        value = raw[m.end() : len(code)].strip()
-        still_open = bracket_balance(code[m.end() :])
-        if still_open > 0:
-            self.pending_alias = (m.group(1), [value], still_open)
-            return
-        self._define_alias(m.group(1), value)
+        end = self._value_end(code, m.end(), 0)
+        self._start_alias(m.group(1), raw[m.end() : end].strip(),
+                          bracket_balance(code[m.end() : end]))
+        if end < len(code):
+            self._rest_of_line(raw, end)
 
-    def _continue_alias(self, raw: str, code: str) -> None:
-        """An alias definition spans lines until its brackets close."""
+    def _start_alias(self, name: str, value: str, still_open: int) -> None:
+        if still_open <= 0 and "=" in value:
+            for m in _NEXT_ALIAS.finditer(value):
+                if bracket_balance(value[: m.start()]) == 0:  # `#a = loc(...) #b = ...`
+                    self._start_alias(name, value[: m.start()].strip(), 0)
+                    rest = value[m.end() :].strip()
+                    self._start_alias(m.group(1), rest, bracket_balance(rest))
+                    return
+        if still_open <= 0 and (last := _ALIAS_NAME_AT_END.search(value)) is not None and (
+                bracket_balance(value[: last.start(1)]) == 0):
+            # `#loc1 = loc(...) #loc2` and `= loc(...)` on the next line
+            self._start_alias(name, value[: last.start(1)].strip(), 0)
+            self.pending_alias = (last.group(1), [], 0)
+            self.alias_state = "="
+            return
+        if still_open > 0 or not value:  # no value yet: it is on the next line
+            self.pending_alias = (name, [value] if value else [], still_open)
+            self.alias_state = ""
+        elif _BARE_WORD.fullmatch(value):  # `loc`: its `(...)` may be on the next line
+            self.pending_alias = (name, [value], 0)
+            self.alias_state = "more"
+        else:
+            self._define_alias(name, value)
+
+    def _continue_alias(self, raw: str, code: str) -> bool:
+        """An alias definition spans lines until its brackets close (MLIR allows a line
+        break between any two tokens). False: this line is not part of it (the alias is
+        defined as read, or noted) and is read as usual."""
         assert self.pending_alias is not None
         name, parts, still_open = self.pending_alias
-        parts.append(raw[: len(code)].strip())
-        still_open += bracket_balance(code)
-        if still_open > 0 and len(parts) < _MAX_OP_LINES * 16:
+        end = self._value_end(code, 0, still_open)
+        rest_at = end if end < len(code) else -1
+        piece = raw[:end].strip()
+        piece_code = code[:end].strip()
+        state = self.alias_state
+        self.alias_state = ""
+        if state == "=":
+            if not piece.startswith("="):
+                self.pending_alias = None
+                self.diagnose(self.line_no, 1, f"alias {name} has no '=' and no value; "
+                              "skipped", raw)
+                return False
+            piece, piece_code = piece[1:].strip(), piece_code[1:]
+            if not piece:
+                return True  # the value is on the next line
+        elif state == "more" and piece[:1] not in "(<[{":
+            self.pending_alias = None
+            self._define_alias(name, parts[0])
+            return False
+        parts.append(piece)
+        still_open += bracket_balance(piece_code)
+        if still_open > 0 and len(parts) < _MAX_OP_LINES * 16 and rest_at < 0:
             self.pending_alias = (name, parts, still_open)
-            return
+            return True
         self.pending_alias = None
-        self._define_alias(name, " ".join(parts))
+        self._start_alias(name, " ".join(parts), still_open)
+        if rest_at >= 0:
+            if self.pending_alias is not None:  # `!T = i32 module {`: complete after all
+                self.pending_alias = None
+                self.alias_state = ""
+                self._define_alias(name, " ".join(parts))
+            self._rest_of_line(raw, rest_at)
+        return True
+
+    @staticmethod
+    def _value_end(code: str, start: int, open_before: int) -> int:
+        """Where an alias value ends on this line: at the first top-level op after it
+        (`!S = memref<8xf32, 201> module {`: MLIR needs no line break there), else at
+        the end of the line."""
+        for m in _OP_AFTER_VALUE.finditer(code, start):
+            if open_before + bracket_balance(code[start : m.start()]) <= 0:
+                return m.start(1)
+        return len(code)
+
+    def _alias_after_close(self, code: str) -> int | None:
+        """Where an alias definition starts after the `}` that closes the last open
+        region on this line (MLIR needs no line break there), if it does."""
+        for m in _ALIAS_IN_LINE.finditer(code):
+            before = code[: m.start()]
+            if (before.count("}") - before.count("{") >= len(self.regions) - 1 >= 0
+                    and "}" in before and before.count("(") == before.count(")")):
+                return m.start()
+        return None
+
+    def _rest_of_line(self, raw: str, at: int) -> None:
+        """Read raw[at:] as a line of its own (blanks before it keep the columns)."""
+        self.feed_line(" " * at + raw[at:])
 
     def _define_alias(self, name: str, value: str) -> None:
         aliases = self.chunks[-1].aliases
@@ -1273,9 +1681,17 @@ class Scanner:
         if self.pending_alias is not None:
             name, parts, _ = self.pending_alias
             self.pending_alias = None
-            self._define_alias(name, " ".join(parts))
-            self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end of the "
-                          f"{'file' if final else 'chunk'}; kept as read")
+            state, self.alias_state = self.alias_state, ""
+            if state == "more":
+                self._define_alias(name, parts[0])  # complete as it stands
+            elif not parts:
+                self.diagnose(self.line_no, len(self.raw) + 1,
+                              f"the {'file' if final else 'chunk'} ends "
+                              f"after '{name} =': the alias has no value")
+            else:
+                self._define_alias(name, " ".join(parts))
+                self.diagnose(self.line_no, 1, f"alias {name} is not closed before the end "
+                              f"of the {'file' if final else 'chunk'}; kept as read")
         if self.pending_alloca is not None:
             alloca, text, _, _ = self.pending_alloca
             self._alloca_failed(alloca, text, SyntaxProblem(len(text), "text ends inside the op",
@@ -1337,6 +1753,82 @@ def bracket_balance(code: str) -> int:
     return (opens - not_opening) - (closes - not_closing)
 
 
+def _goes_on(code: str) -> bool:
+    """Whether an op's text cannot end with this code: a `<` or `[` left open, only result
+    names, or a last token after which MLIR needs more (`:`, `->`, `=`, `,`)."""
+    if _angle_square_balance(code) > 0 or _RESULTS_ONLY.fullmatch(code):
+        return True
+    end = code.rstrip()
+    if _LOC_KEYWORD_AT_END.search(end) or _OPEN_DICT_ENTRY.search(end) or _dict_open(code):
+        return True  # `loc` before its `(`; `{alignment` before its `= 64 : i64}`
+    if end.lstrip().startswith("loc") and code.count("(") > code.count(")"):
+        return True  # a location alone on its line, going on
+    if end.endswith(("memref.alloca", '"memref.alloca"')) or _RESULTS_TAIL.search(end):
+        return True  # an op name before its operands; results before their `=`
+    if end.endswith("{") and "memref.alloca" in code:
+        # An alloca has no region: a `{` before its type opens its attribute dict.
+        after = _PROPERTIES.sub("", code[code.rfind("memref.alloca") :])
+        return ":" not in after
+    if end.endswith(","):
+        # A list going on in parentheses or an attribute dict is read as it always was.
+        return code.count("(") == code.count(")") and "{" not in code
+    return end.endswith((":", "->", "=")) and not end.endswith(("==", "<=", ">="))
+
+
+def _line_may_go_on(raw: str) -> bool:
+    """Cheap test, for every line, before `_goes_on`: may the op on this line go on on the
+    next one? Most lines of a dump end with their `loc(...)` and are done in two tests."""
+    last = raw[-1:]
+    if last == ")":
+        # Most lines end with their `loc(...)`: the op is complete. Otherwise a `<` may be
+        # left open (`<{function_type = (i32)` before `-> ()}>` on the next line).
+        if ("<" in raw or "[" in raw) and raw.rfind("loc(") < 0 and _maybe_open(raw):
+            return True
+        # A `loc(...)` alone on its line, going on (`loc("n"("f.py":5:6)` then `)`).
+        return _TRAILING_LOC.match(raw) is not None and raw.count("(") > raw.count(")")
+    if ("<" in raw or "[" in raw) and _maybe_open(raw):
+        return True
+    if last in _OPEN_ENDINGS or raw.endswith(("->", "loc", "alloca", 'alloca"')):
+        return True
+    if "%" in raw and ("//" in raw or _RESULTS_ONLY.fullmatch(raw)
+                       or ((last.isalnum() or last in "_$.-") and _RESULTS_TAIL.search(raw))):
+        return True
+    if "{" in raw and ((last == "{" and "memref.alloca" in raw) or (
+            raw.count("{") > raw.count("}") and (_OPEN_DICT_ENTRY.search(raw)
+                                                 or _dict_open(raw)))):
+        return True
+    return "loc" in raw and raw.count("(") > raw.count(")")
+
+
+def _dict_open(code: str) -> bool:
+    """Whether the innermost `{` of code still open opens an attribute dict."""
+    if code.count("{") <= code.count("}"):
+        return False
+    still_open: list[int] = []
+    for m in _BRACE.finditer(code):
+        if code[m.start()] == "{":
+            still_open.append(m.start())
+        elif still_open:
+            still_open.pop()
+    return bool(still_open) and _DICT_AFTER_BRACE.match(code, still_open[-1] + 1) is not None
+
+
+def _maybe_open(raw: str) -> bool:
+    """Cheap test before `_angle_square_balance`: a `<` or `[` may be left open."""
+    angles = raw.count("<")
+    if angles and angles + raw.count("->") > raw.count(">"):
+        return True
+    return "[" in raw and raw.count("[") > raw.count("]")
+
+
+def _angle_square_balance(code: str) -> int:
+    """Open `<` and `[` not closed in code (`->`, `>=`, `<=` are not brackets); an op
+    whose type or location is cut by a line break leaves one open."""
+    angles = code.count("<") - code.count("<=") - (code.count(">") - code.count("->")
+                                                   - code.count(">="))
+    return max(angles, 0) + max(code.count("[") - code.count("]"), 0)
+
+
 def _passes_values_out(name: str) -> bool:
     """Terminators whose operands become the results of the op that holds the region."""
     return name.endswith("yield") or name == "scf.condition" or (
@@ -1370,7 +1862,24 @@ def scan_text(text: str, path: str = "<text>", settings: ScanSettings | None = N
     lines = text.split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    return scan_lines(path, (line.rstrip("\r") for line in lines), settings)
+    return scan_lines(path, _without_cr(lines) if "\r" in text else lines, settings)
+
+
+def _without_cr(lines: list[str]) -> list[str]:
+    """MLIR counts lines at "\n" only and reads a "\r" as a blank that also ends a `//`
+    comment: CRs at the end go (CRLF, CR CR LF), a comment ended by a CR is blanked, and
+    any other CR becomes a space, which keeps the columns."""
+    return [_cr_as_mlir_reads_it(line) if "\r" in line else line for line in lines]
+
+
+_COMMENT_TO_CR = re.compile(r"//[^\r]*\r")
+
+
+def _cr_as_mlir_reads_it(line: str) -> str:
+    line = line.rstrip("\r")
+    if "//" in line:
+        line = _COMMENT_TO_CR.sub(lambda m: " " * len(m.group()), line)
+    return line.replace("\r", " ")
 
 
 BLOCK_CHARS = 1 << 22
@@ -1382,7 +1891,8 @@ def iter_file_blocks(path: str, on_bytes: Callable[[int], None] | None = None
     (fast, and the memory held is one block, whatever the file's size), each with whether
     it holds control characters or invalid UTF-8 (one search per block). `on_bytes` is
     told the bytes of each block once the caller has taken it in (asks for the next)."""
-    with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+    # newline="": no universal newlines, which would end a line at a lone "\r" too.
+    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         tail = ""
         position = 0
         while block := handle.read(BLOCK_CHARS):
@@ -1390,14 +1900,14 @@ def iter_file_blocks(path: str, on_bytes: Callable[[int], None] | None = None
             suspect = _ODD_CHARACTER.search(text) is not None
             lines = text.split("\n")
             tail = lines.pop()
-            yield lines, suspect
+            yield (_without_cr(lines) if "\r" in text else lines), suspect
             if on_bytes is not None:
                 # Bytes, not characters: where the binary buffer under the text is.
                 now = handle.buffer.tell()
                 on_bytes(now - position)
                 position = now
         if tail:
-            yield [tail], _ODD_CHARACTER.search(tail) is not None
+            yield _without_cr([tail]), _ODD_CHARACTER.search(tail) is not None
 
 
 def scan_file(path: str, settings: ScanSettings | None = None,

@@ -10,6 +10,7 @@ loads them once (LALR, contextual lexer) and turns parse trees into plain record
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, replace
@@ -119,8 +120,20 @@ def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
         # Building the LALR tables takes a quarter of a second; lark pickles them and
         # rebuilds them when the grammar or lark changes. Its default place is the shared
         # temporary directory, where anyone could plant a pickle: ours is a private one.
-        cache=_private_cache_file(f"{Path(grammar).stem}-{'-'.join(starts)}") or False,
+        cache=_private_cache_file(f"{Path(grammar).stem}-{'-'.join(starts)}-"
+                                  f"{_grammars_digest()}") or False,
     )
+
+
+@cache
+def _grammars_digest() -> str:
+    """A digest of every grammar file: lark checks only the main grammar's text against
+    its cache, so an edited imported grammar (memref_type.lark, imported by alloca.lark)
+    would leave a stale parser in the cache."""
+    digest = hashlib.sha256()
+    for path in sorted(grammar_dir().glob("*.lark")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def _private_cache_file(name: str) -> str | None:
@@ -152,7 +165,8 @@ def type_parser() -> Lark:
 
 
 def arguments_parser() -> Lark:
-    return _parser("arguments.lark", "argument_list")
+    """Start symbols: argument_list, input_types."""
+    return _parser("arguments.lark", ("argument_list", "input_types"))
 
 
 def warm_parsers() -> None:
@@ -317,6 +331,9 @@ class _ToRecords(Transformer):
         return (_unquote(name) if str(name).startswith('"') else str(name), value)
 
     def r_argument_list(self, children: list[Any], meta: Any) -> tuple[Argument, ...]:
+        return tuple(c for c in children if c is not None)
+
+    def r_input_types(self, children: list[Any], meta: Any) -> tuple[ParsedType, ...]:
         return tuple(c for c in children if c is not None)
 
     def r_argument(self, children: list[Any], meta: Any) -> Argument:
@@ -593,14 +610,9 @@ def parse_type(text: str) -> ParsedType:
 _ARGUMENT_SCAN = re.compile(r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"|[()]')
 
 
-def parse_arguments(text: str, open_at: int) -> tuple[Argument, ...]:
-    """The argument list whose `(` is at text[open_at], to its matching `)`; offsets count
-    from the start of `text`. Raises SyntaxProblem (also when the list is not closed).
-
-    >>> args = parse_arguments('^bb0(%arg0: i32, %arg1: memref<4xf32, 201> loc(unknown)):', 4)
-    >>> [(a.name, a.type.text if hasattr(a.type, "text") else a.type, a.offset) for a in args]
-    [('%arg0', 'i32', 5), ('%arg1', 'memref<4xf32, 201>', 17)]
-    """
+def _closing_paren(text: str, open_at: int) -> int:
+    """Where the `(` at text[open_at] closes (the index after its `)`). Raises
+    SyntaxProblem when it does not."""
     depth = 0
     for m in _ARGUMENT_SCAN.finditer(text, open_at):
         token = m.group()
@@ -609,11 +621,40 @@ def parse_arguments(text: str, open_at: int) -> tuple[Argument, ...]:
         elif token == ")":
             depth -= 1
             if depth == 0:
-                listed = _parse_argument_list(text[open_at : m.end()])
-                return tuple(replace(a, offset=a.offset + open_at) for a in listed)
+                return m.end()
     raise SyntaxProblem(len(text), "the argument list is not closed", incomplete=True)
+
+
+_FUNCTION_TYPE = re.compile(r"\bfunction_type\s*=\s*\(")
+
+
+def parse_input_types(text: str) -> tuple[ParsedType, ...] | None:
+    """The input types of the `function_type = (...) -> ...` property in an op's text, or
+    None when it has none. Raises SyntaxProblem.
+
+    >>> [t.text for t in parse_input_types('<{function_type = (i32, memref<4xf32, 201>) -> ()}>')]
+    ['i32', 'memref<4xf32, 201>']
+    """
+    m = _FUNCTION_TYPE.search(text)
+    if m is None:
+        return None
+    open_at = m.end() - 1
+    listed = text[open_at : _closing_paren(text, open_at)]
+    return _run(arguments_parser(), listed, "input_types")
+
+
+def parse_arguments(text: str, open_at: int) -> tuple[Argument, ...]:
+    """The argument list whose `(` is at text[open_at], to its matching `)`; offsets count
+    from the start of `text`. Raises SyntaxProblem (also when the list is not closed).
+
+    >>> args = parse_arguments('^bb0(%arg0: i32, %arg1: memref<4xf32, 201> loc(unknown)):', 4)
+    >>> [(a.name, a.type.text if hasattr(a.type, "text") else a.type, a.offset) for a in args]
+    [('%arg0', 'i32', 5), ('%arg1', 'memref<4xf32, 201>', 17)]
+    """
+    listed = _parse_argument_list(text[open_at : _closing_paren(text, open_at)])
+    return tuple(replace(a, offset=a.offset + open_at) for a in listed)
 
 
 @lru_cache(maxsize=1 << 10)
 def _parse_argument_list(text: str) -> tuple[Argument, ...]:
-    return _run(arguments_parser(), text)
+    return _run(arguments_parser(), text, "argument_list")

@@ -83,3 +83,17 @@ def test_nothing_is_evaluated():
     text = ("error: current allocation offset upper bound (__import__('os') words) exceeds the "
             "legitimate user allocatable offset upper bound (1 words) in memory space 201")
     assert read_log_text(text) == []
+
+
+def test_log_lines_end_at_lf_only(tmp_path):
+    # A progress bar's lone CRs end no line (an editor counts LFs): the failure stays on
+    # line 8, as in the plain log.
+    text = (LOGS / "classic_traceback.log").read_bytes()
+    first_newline = text.index(b"\n")
+    with_bar = text[:first_newline] + b"\r 10%\r 50%\r100%" + text[first_newline:]
+    path = tmp_path / "bar.log"
+    path.write_bytes(with_bar)
+    [f] = read_log(str(path))
+    assert numbers(f) == E3000_NUMBERS and f.log_line == 8
+    [g] = read_log_text(with_bar.decode())
+    assert g.log_line == 8

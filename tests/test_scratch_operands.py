@@ -230,3 +230,23 @@ def test_scratch_operands_interfere_with_everything_in_their_func():
     # Live from entry to end: each of the 4 vmem scratch buffers touches all 6 other entries.
     assert len(scratch) == 4 and all(graph.degree(n) == graph.number_of_nodes() - 1
                                      for n in scratch)
+
+
+def test_a_generic_entry_label_split_over_lines_still_gives_the_scratch_operands(tmp_path):
+    """`^bb0` alone on its line, its arguments on the next (valid MLIR, found by the
+    differential fuzzer): the types come from the func's function_type, named %argN as
+    MLIR prints them, placed at the func op."""
+    text = (PALLAS / "sc_scratch_overflow.generic.mlir").read_text()
+    lines = text.splitlines()
+    func_at = next(i for i, line in enumerate(lines) if '"func.func"' in line)
+    assert lines[func_at + 1].lstrip().startswith("^bb0(")  # the first ^bb0 is the func's
+    path = tmp_path / "split.mlir"
+    path.write_text(text.replace("^bb0(", "^bb0\n  (", 1))
+    want = [(r.name, r.scratch_index, r.type, r.words)
+            for r in load(PALLAS / "sc_scratch_overflow.generic.mlir").records
+            if r.kind == "scratch_operand"]
+    dump = load(path)
+    got = [r for r in dump.records if r.kind == "scratch_operand"]
+    assert [(r.name, r.scratch_index, r.type, r.words) for r in got] == want
+    assert {r.line for r in got} == {func_at + 1}
+    assert not [d for d in dump.diagnostics if "scratch operands" in d.message]

@@ -276,7 +276,8 @@ def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple
     running = 0
     for alloca in ranked:
         running += alloca.words
-        contributors.append(Contributor(alloca, 100.0 * running / total,
+        # int / int: exact for sizes far beyond a float's range.
+        contributors.append(Contributor(alloca, 100 * running / total,
                                         live=alloca.live_end >= point))
     return Crossing(at, at.upper_bound, bound, at.words, tuple(contributors), fix, still)
 

@@ -236,9 +236,13 @@ def png_img(png: bytes, alt: str) -> str:
     return f'<img class="plot" alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
+# Marks a file as a report of ours: the CLI replaces such a file without --force.
+GENERATOR_MARK = '<meta name="generator" content="sc-mlir">'
+
+
 def _page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{escape(title)}</title><style>{_CSS}</style>"
+            f"{GENERATOR_MARK}<title>{escape(title)}</title><style>{_CSS}</style>"
             f"<script>{_SCRIPT}</script></head><body>{body}</body></html>\n")
 
 

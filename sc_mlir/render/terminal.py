@@ -29,13 +29,14 @@ UNWRAPPED_WIDTH = 1_000_000
 HANGING_INDENT = 4
 
 
-def output_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
+def output_console(stderr: bool = False, file: IO[str] | None = None,
+                   console_class: type[Console] = Console) -> Console:
     """A console for the report: a terminal's own width, else one that never wraps."""
     probe = Console(stderr=stderr, file=file)
     if probe.is_terminal:
-        return Console(stderr=stderr, file=file, soft_wrap=False, emoji=False)
-    return Console(stderr=stderr, file=file, soft_wrap=False, width=UNWRAPPED_WIDTH,
-                   emoji=False)
+        return console_class(stderr=stderr, file=file, soft_wrap=False, emoji=False)
+    return console_class(stderr=stderr, file=file, soft_wrap=False, width=UNWRAPPED_WIDTH,
+                         emoji=False)
 
 
 def indented(renderable: RenderableType, spaces: int = 2) -> Padding:
