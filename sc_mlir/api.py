@@ -8,9 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir.bounds import Bounds
-from sc_mlir.dump import Dump, LoadSettings, load
-from sc_mlir.dumpdiff import (
+from sc_mlir.compare.diff import (
     DiffResult,
     SpaceView,
     diff_views,
@@ -18,9 +16,11 @@ from sc_mlir.dumpdiff import (
     views_from_analysis,
     views_from_json,
 )
-from sc_mlir.explanation import Explanation, explain_all
-from sc_mlir.logs import read_log
-from sc_mlir.timeline import PassTimelines, read_timelines
+from sc_mlir.compare.passes import PassTimelines, read_timelines
+from sc_mlir.failures.explain import Explanation, explain_all
+from sc_mlir.failures.logs import read_log
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.dump import Dump, LoadSettings, load
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -28,7 +28,21 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from sc_mlir import __version__
 from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
-from sc_mlir.bounds import (
+from sc_mlir.compare.diff import (
+    SpaceView,
+    diff_views,
+    is_saved_analysis,
+    views_from_analysis,
+    views_from_json,
+)
+from sc_mlir.compare.passes import read_timelines
+from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
+from sc_mlir.failures.explain import bounds_from_failures, explain_all
+from sc_mlir.failures.logs import Failure, read_log
+from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
+from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.model.allocation import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
+from sc_mlir.model.bounds import (
     Bounds,
     Config,
     build_bounds,
@@ -36,7 +50,7 @@ from sc_mlir.bounds import (
     parse_assignments,
     read_config,
 )
-from sc_mlir.dump import (
+from sc_mlir.model.dump import (
     ALLOCATION_COLUMNS,
     Dump,
     LoadSettings,
@@ -46,23 +60,12 @@ from sc_mlir.dump import (
     example_path,
     load,
 )
-from sc_mlir.dumpdiff import (
-    SpaceView,
-    diff_views,
-    is_saved_analysis,
-    views_from_analysis,
-    views_from_json,
-)
-from sc_mlir.explanation import bounds_from_failures, explain_all
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.jaxbridge import JaxApiError, JaxMissing
-from sc_mlir.logs import Failure, read_log
-from sc_mlir.model import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
-from sc_mlir.render.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
+from sc_mlir.model.spaces import NAME_ALIASES, SpaceMap
+from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
+from sc_mlir.read.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 from sc_mlir.render.explain_render import explanation_object, print_explanations
-from sc_mlir.render.records import to_csv, to_json
 from sc_mlir.render.terminal import (
     allocation_tables,
     fitted,
@@ -76,10 +79,7 @@ from sc_mlir.render.timeline_render import (
     step_rows,
     timelines_object,
 )
-from sc_mlir.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
-from sc_mlir.spaces import NAME_ALIASES, SpaceMap
-from sc_mlir.timeline import read_timelines
-from sc_mlir.whatif import EditError, edits_from_options, what_if
+from sc_mlir.support.gcpause import paused_gc
 
 # Flags take no value: no type is shown for them in --help.
 NO_METAVAR = ""

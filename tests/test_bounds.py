@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sc_mlir.bounds import Bounds, build_bounds, find_config, parse_assignments
+from sc_mlir.model.bounds import Bounds, build_bounds, find_config, parse_assignments
 
 
 def test_only_tile_spmem_has_a_built_in_bound():

@@ -34,7 +34,7 @@ def test_issue_example_lists_seven_allocas_with_sources(mosaic):
 
 
 def test_json_keys_are_the_table_columns():
-    from sc_mlir.dump import ALLOCATION_COLUMNS
+    from sc_mlir.model.dump import ALLOCATION_COLUMNS
 
     rows = json.loads(run("allocas", "--example", "-f", "json").stdout)
     assert rows and all(list(r) == list(ALLOCATION_COLUMNS) for r in rows)

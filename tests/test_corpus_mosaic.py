@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sc_mlir.dump import load
+from sc_mlir.model.dump import load
 
 # (pretty line, generic line, shape, element type, space id or name, words, source line:col)
 EXPECTED = {

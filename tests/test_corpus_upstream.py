@@ -8,7 +8,7 @@ import pytest
 from conftest import CORPUS
 from test_property_accounting import accounted, alloca_ops_in, stack_allocas
 
-from sc_mlir.dump import load
+from sc_mlir.model.dump import load
 
 MANIFEST = CORPUS / "upstream" / "MANIFEST.tsv"
 

@@ -8,7 +8,7 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from sc_mlir.cli import app
-from sc_mlir.dumpdiff import (
+from sc_mlir.compare.diff import (
     AllocaView,
     Moved,
     Resized,

@@ -1,4 +1,4 @@
-"""The fast reader (sc_mlir/events.py) against the careful line reader (sc_mlir/scan.py):
+"""The fast reader (sc_mlir/read/events.py) against the careful line reader (sc_mlir/read/scan.py):
 on every file the fast reader vouches for, the two give the same FileScan: the same
 allocas (text, syntax, program point, frames, last use), frames, chunks, aliases,
 diagnostics, line and op counts. Files it does not vouch for are the careful reader's."""
@@ -15,11 +15,11 @@ from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sc_mlir import events
-from sc_mlir.dump import load
-from sc_mlir.events import read_events, scan_bytes
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import FileScan, OpFrame, scan_file, scan_text
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.dump import load
+from sc_mlir.read import events
+from sc_mlir.read.events import read_events, scan_bytes
+from sc_mlir.read.scan import FileScan, OpFrame, scan_file, scan_text
 
 CORPUS = REPO.parent / "shared" / "corpus"
 
@@ -381,7 +381,7 @@ def test_damaged_views_and_yields_are_read_alike_or_declined(seed: int, mutation
 def test_bytes_reported_by_a_reader_that_gives_up_are_taken_back():
     """The careful reader reports the file's bytes again: the fast reader's must not count
     twice (a progress bar would reach the end early)."""
-    from sc_mlir.events import PROGRESS_BYTES, scan_bytes
+    from sc_mlir.read.events import PROGRESS_BYTES, scan_bytes
 
     func = "func.func @f{i}() {{\n  %a = memref.alloca() : memref<4xf32, 201>\n  return\n}}\n"
     body = "".join(func.format(i=i) for i in range(2 * PROGRESS_BYTES // len(func) + 10))

@@ -12,8 +12,8 @@ import pytest
 from conftest import FIXTURES
 
 from sc_mlir.analysis import analyze_records
-from sc_mlir.bounds import Bounds
-from sc_mlir.dump import load
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.dump import load
 
 GOLDEN = sorted((FIXTURES / "golden").glob("*.mlir"))
 EXPECT = re.compile(r"^\s*(%[\w$.\-]+)\s*=.*memref\.alloca.*//\s*expect:(.*)$")

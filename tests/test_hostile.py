@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sc_mlir.cli import app
-from sc_mlir.discover import discover
+from sc_mlir.read.discover import discover
 
 runner = CliRunner()
 
@@ -254,7 +254,7 @@ def test_an_unreadable_file_is_a_note(tmp_path, monkeypatch):
     secret = write(dump, "secret.mlir", GOOD)
     secret.chmod(0)
     if os.access(secret, os.R_OK):  # root reads anything: make the read itself fail
-        import sc_mlir.discover as discover_module
+        import sc_mlir.read.discover as discover_module
 
         real = discover_module._read_head
 

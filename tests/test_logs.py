@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 
-from sc_mlir.logs import (
+from sc_mlir.failures.logs import (
     AllocationFailure,
     FixedSizeFailure,
     ReplicaCountFailure,

@@ -25,11 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from sc_mlir import jaxbridge
 from sc_mlir.cli import app
-from sc_mlir.dump import load
-from sc_mlir.embedded import find_kernels, looks_like_program
-from sc_mlir.programs import read_program
+from sc_mlir.model.dump import load
+from sc_mlir.read import jaxbridge
+from sc_mlir.read.embedded import find_kernels, looks_like_program
+from sc_mlir.read.programs import read_program
 
 LOWERED = FIXTURES / "lowered"
 PALLAS = FIXTURES / "pallas"
@@ -139,7 +139,7 @@ def portable(text: str) -> str:
 @pytest.mark.parametrize("program", ["two_kernels.stablehlo.mlir", "two_kernels.hlo.txt"])
 def test_each_kernel_prints_as_the_shared_tool_printed_it(program):
     """The text sc-mlir analyses is the Mosaic module pallas_to_mlir.py wrote."""
-    from sc_mlir.programs import kernel_sources
+    from sc_mlir.read.programs import kernel_sources
 
     loaded = read_program(str(LOWERED / program))
     assert loaded is not None
@@ -344,7 +344,7 @@ def test_a_program_whose_calls_are_all_unreadable_exits_2_saying_why(tmp_path):
 def test_a_call_far_into_a_large_file_is_found(tmp_path, monkeypatch):
     """The first 256 KiB decide whether a file looks like a program; the target is then
     searched block by block (here blocks of 1000 bytes, so mentions straddle blocks)."""
-    import sc_mlir.programs as programs
+    import sc_mlir.read.programs as programs
 
     monkeypatch.setattr(programs, "_SEARCH_BLOCK", 1000)
     text = (LOWERED / "two_kernels.stablehlo.mlir").read_text()
@@ -362,7 +362,7 @@ def test_a_call_far_into_a_large_file_is_found(tmp_path, monkeypatch):
 def test_workers_are_not_forked_from_a_process_running_jax(kernels, tmp_path):
     """jax runs threads; forking then may deadlock a worker. Reading a directory with
     several jobs after jax was imported starts the workers from a fork server."""
-    from sc_mlir.dump import worker_context
+    from sc_mlir.model.dump import worker_context
 
     assert "jax" in sys.modules
     context = worker_context()

@@ -34,7 +34,7 @@ def test_walkthrough_executes_without_error(tmp_path):
     assert "what if: 140,704 -> 117,264 words, fits" in text
     assert "model/embedding.py:88" in text
     # "Check before you compile": the failure's report as text, the fix, then it fits.
-    from sc_mlir import jaxbridge
+    from sc_mlir.read import jaxbridge
 
     if jaxbridge.available():
         text = " ".join(o.get("text", "") for o in outputs if o.output_type == "stream")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from sc_mlir import dump as dump_module
-from sc_mlir import parts
-from sc_mlir.dump import allocation_row, load, worker_context
-from sc_mlir.model import build_allocations
-from sc_mlir.parts import plan_parts, scan_file_in_parts
-from sc_mlir.scan import FileScan, ScanSettings, scan_file
+from sc_mlir.model import dump as dump_module
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.dump import allocation_row, load, worker_context
+from sc_mlir.read import parts
+from sc_mlir.read.parts import plan_parts, scan_file_in_parts
+from sc_mlir.read.scan import FileScan, ScanSettings, scan_file
 
 
 def _generator():

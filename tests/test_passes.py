@@ -25,10 +25,8 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from sc_mlir.analysis import ALLOCATOR_LIMITED, FITS, UNKNOWN_BOUND
-from sc_mlir.bounds import Bounds
 from sc_mlir.cli import app
-from sc_mlir.render.timeline_plot import labelled_steps, plot_passes
-from sc_mlir.timeline import (
+from sc_mlir.compare.passes import (
     PassStep,
     Timeline,
     iter_chunks,
@@ -37,6 +35,8 @@ from sc_mlir.timeline import (
     read_timelines,
     timelines_from_analysis,
 )
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.render.timeline_plot import labelled_steps, plot_passes
 
 PASSES = FIXTURES / "passes"
 AFTER_ALL = PASSES / "after_all" / "gather_rows.mlir"
@@ -250,7 +250,7 @@ def test_a_space_that_appears_after_some_passes_starts_from_zero(tmp_path):
 
 
 def test_a_failure_on_one_chunk_costs_that_chunk_only(monkeypatch):
-    import sc_mlir.timeline as timeline
+    import sc_mlir.compare.passes as timeline
 
     real = timeline.analyse_chunk
 

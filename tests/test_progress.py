@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from sc_mlir.dump import load
+from sc_mlir.model.dump import load
 
 
 def test_load_reports_progress_in_bytes_per_file():
@@ -49,7 +49,7 @@ def big_dump(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_one_large_file_reports_its_bytes_as_they_are_scanned(big_dump, jobs):
-    from sc_mlir.parts import plan_parts
+    from sc_mlir.read.parts import plan_parts
 
     if jobs > 1:  # split: a worker scans a part and adds its bytes to the shared count
         assert len(plan_parts(str(big_dump), jobs)[1]) == jobs

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sc_mlir.analysis import analyze_records
-from sc_mlir.bounds import Bounds
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import scan_text
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.read.scan import scan_text
 
 EXAMPLES = int(os.environ.get("SC_MLIR_PROPERTY_EXAMPLES", "60"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None,

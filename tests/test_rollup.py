@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 import sc_mlir
 from sc_mlir.analysis import analyze_records
 from sc_mlir.analysis.rollup import GROUPINGS, roll_up
-from sc_mlir.bounds import Bounds
 from sc_mlir.cli import app
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import scan_text
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.read.scan import scan_text
 
 runner = CliRunner()
 SAMPLE = FIXTURES / "sample"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import blank_strings, scan_text
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.read.scan import blank_strings, scan_text
 
 
 def table(text: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sc_mlir.spaces import SpaceMap, parse_space_id, split_params
+from sc_mlir.model.spaces import SpaceMap, parse_space_id, split_params
 
 SC = "sc_vector_subcore"
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sc_mlir.locations import AliasLoc, CallSiteLoc, FileLoc, FusedLoc, NameLoc, UnknownLoc
-from sc_mlir.memref import MemRefType
-from sc_mlir.syntax import OtherType, SyntaxProblem, parse_alloca, parse_type, split_alloca_text
+from sc_mlir.syntax.locations import AliasLoc, CallSiteLoc, FileLoc, FusedLoc, NameLoc, UnknownLoc
+from sc_mlir.syntax.memref import MemRefType
+from sc_mlir.syntax.parse import (
+    OtherType,
+    SyntaxProblem,
+    parse_alloca,
+    parse_type,
+    split_alloca_text,
+)
 
 
 def test_generic_form_with_properties_as_in_the_e3000_message():
@@ -180,7 +186,7 @@ def test_pretty_result_type_must_be_a_type():
     ],
 )
 def test_parsing_in_parts_gives_the_same_record_as_the_whole_op_grammar(text):
-    from sc_mlir.syntax import _run, alloca_parser
+    from sc_mlir.syntax.parse import _run, alloca_parser
 
     assert parse_alloca(text) == _run(alloca_parser(), text, "alloca_op")
     _, (body, body_at), (loc, loc_at) = split_alloca_text(text)

@@ -7,7 +7,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sc_mlir.syntax import (
+from sc_mlir.syntax.parse import (
     _fast_location,
     _parse_results,
     _run,

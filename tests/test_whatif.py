@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 
 import sc_mlir
 from sc_mlir.analysis import analyze_records
-from sc_mlir.bounds import Bounds
 from sc_mlir.cli import app
-from sc_mlir.dumpdiff import DiffResult
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import scan_text
-from sc_mlir.whatif import EditError, Edits, parse_selector, what_if
+from sc_mlir.compare.diff import DiffResult
+from sc_mlir.compare.whatif import EditError, Edits, parse_selector, what_if
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.read.scan import scan_text
 
 runner = CliRunner()
 BEFORE = FIXTURES / "diff/limit_halved/before"

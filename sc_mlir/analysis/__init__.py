@@ -34,11 +34,11 @@ from sc_mlir.analysis.report import (
     cheapest_fix,
 )
 from sc_mlir.analysis.rollup import Rollup, roll_up
-from sc_mlir.bounds import Bounds
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.model import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.scan import Diagnostic, is_skipped_allocation
-from sc_mlir.tables import frame_of
+from sc_mlir.model.allocation import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
+from sc_mlir.support.gcpause import paused_gc
+from sc_mlir.support.tables import frame_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from sc_mlir.dump import Dump
-    from sc_mlir.dumpdiff import DiffResult
+    from sc_mlir.compare.diff import DiffResult
+    from sc_mlir.model.dump import Dump
 
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
@@ -171,8 +171,8 @@ class Analysis:
     def plot_passes(self, func: str, space: int | str, ax: Axes | None = None) -> Figure:
         """For a print-after-all dump: the stack and liveness peaks of a func and space
         after every pass, against the bound, the first crossing marked (see
-        `sc_mlir.timeline`; `sc_mlir.passes(path)` streams dumps too large to load)."""
-        from sc_mlir.timeline import timelines_from_analysis
+        `sc_mlir.compare.passes`; `sc_mlir.passes(path)` streams dumps too large to load)."""
+        from sc_mlir.compare.passes import timelines_from_analysis
 
         return timelines_from_analysis(self).plot_passes(func, space, ax=ax)
 
@@ -203,7 +203,7 @@ class Analysis:
         default alignment in bytes. The answer is the diff of this analysis (BEFORE) and
         the edited one (AFTER), as `sc_mlir.diff` gives it. Raises `EditError` (a
         ValueError) for a selector that matches nothing."""
-        from sc_mlir.whatif import Edits, analysis_what_if
+        from sc_mlir.compare.whatif import Edits, analysis_what_if
 
         return analysis_what_if(self, Edits(dict(resize or {}), tuple(drop or ()),
                                             dict(scale or {}), dict(align or {})))
@@ -222,7 +222,7 @@ class Analysis:
 
 
 def _space_is(report: SpaceReport, space: int | str) -> bool:
-    from sc_mlir.spaces import NAME_ALIASES
+    from sc_mlir.model.spaces import NAME_ALIASES
 
     text = str(space).strip()
     if text.lstrip("-").isdigit():

@@ -9,8 +9,8 @@ from typing import NamedTuple
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.liveness import liveness_peak
 from sc_mlir.analysis.stack import StackResult, simulate_stack
-from sc_mlir.bounds import WORD_BYTES, Bounds
-from sc_mlir.model import SCRATCH_OPERAND, Allocation
+from sc_mlir.model.allocation import SCRATCH_OPERAND, Allocation
+from sc_mlir.model.bounds import WORD_BYTES, Bounds
 
 FITS = "fits"
 ALLOCATOR_LIMITED = "allocator-limited"

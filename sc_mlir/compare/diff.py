@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
-from sc_mlir.model import ALLOCA, SCRATCH_OPERAND
+from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -313,7 +313,7 @@ class DiffResult:
         if not spaces:
             return self
         wanted = {s.lower() for s in spaces}
-        from sc_mlir.spaces import NAME_ALIASES
+        from sc_mlir.model.spaces import NAME_ALIASES
 
         ids = {str(NAME_ALIASES[w]) for w in wanted if w in NAME_ALIASES}
 

@@ -10,10 +10,10 @@ next one), so memory does not grow with the number of passes.
 
 The result is data: a `Timeline` per (stream, module, func, memory space) with its steps in
 pass order, the first pass after which the stack peak crosses the bound, and what that pass
-changed (the edits of `sc_mlir.dumpdiff` between the chunk before it and the chunk after
+changed (the edits of `sc_mlir.compare.diff` between the chunk before it and the chunk after
 it); when nothing crosses, the pass that grew the stack peak most.
 
->>> from sc_mlir.timeline import parse_pass_header
+>>> from sc_mlir.compare.passes import parse_pass_header
 >>> h = parse_pass_header(
 ...     "// -----// IR Dump After CSEPass: cse ('func.func' operation: @k) //----- //")
 >>> h.when, h.name, h.arg, h.anchor
@@ -38,13 +38,13 @@ from sc_mlir.analysis import (
     analyze_records,
 )
 from sc_mlir.analysis import _space_is as space_is
-from sc_mlir.bounds import Bounds
-from sc_mlir.discover import discover
-from sc_mlir.dump import LoadSettings
-from sc_mlir.dumpdiff import KIND, Edit, SpaceView, diff_views, views_from_analysis
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.model import build_allocations
-from sc_mlir.scan import Chunk, Diagnostic, Scanner, dump_header_pass, iter_file_blocks
+from sc_mlir.compare.diff import KIND, Edit, SpaceView, diff_views, views_from_analysis
+from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.dump import LoadSettings
+from sc_mlir.read.discover import discover
+from sc_mlir.read.scan import Chunk, Diagnostic, Scanner, dump_header_pass, iter_file_blocks
+from sc_mlir.support.gcpause import paused_gc
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -33,8 +33,7 @@ from fractions import Fraction
 
 from sc_mlir.analysis import Analysis, SpaceReport, analyze_records
 from sc_mlir.analysis.report import FITS, UNKNOWN_BOUND
-from sc_mlir.bounds import Bounds
-from sc_mlir.dumpdiff import (
+from sc_mlir.compare.diff import (
     KIND,
     Added,
     AllocaView,
@@ -45,8 +44,9 @@ from sc_mlir.dumpdiff import (
     _edit,
     views_from_analysis,
 )
-from sc_mlir.memref import bits_to_bytes, bytes_to_words
-from sc_mlir.model import HEAP, Allocation
+from sc_mlir.model.allocation import HEAP, Allocation
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.syntax.memref import bits_to_bytes, bytes_to_words
 
 SSA, SOURCE, NAME = "ssa", "source", "name"
 

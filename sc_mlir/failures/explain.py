@@ -21,10 +21,10 @@ from sc_mlir.analysis import (
     analyze_records,
 )
 from sc_mlir.analysis.report import Crossing, PlacedAlloca, analyze_space
-from sc_mlir.bounds import Bounds, space_key
-from sc_mlir.dump import Dump
-from sc_mlir.logs import AllocationFailure, Failure, FixedSizeFailure, ReplicaCountFailure
-from sc_mlir.model import ALLOCA, Allocation
+from sc_mlir.failures.logs import AllocationFailure, Failure, FixedSizeFailure, ReplicaCountFailure
+from sc_mlir.model.allocation import ALLOCA, Allocation
+from sc_mlir.model.bounds import Bounds, space_key
+from sc_mlir.model.dump import Dump
 
 # Alignments (bytes) tried when the simulation and the log disagree.
 TRIAL_ALIGNMENTS = (8, 16, 32, 64, 128, 256, 512)

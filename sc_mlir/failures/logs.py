@@ -25,8 +25,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sc_mlir.spaces import parse_space_id
-from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca
+from sc_mlir.model.spaces import parse_space_id
+from sc_mlir.syntax.parse import AllocaSyntax, SyntaxProblem, parse_alloca
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+\x07|\x1b[()][0-9A-Za-z]")
 # Prefixes that loggers put in front of every (wrapped) line.

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sc_mlir.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
-from sc_mlir.memref import (
+from sc_mlir.model.spaces import SpaceMap, resolve_attribute_alias, split_params
+from sc_mlir.read.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
+from sc_mlir.syntax.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
+from sc_mlir.syntax.memref import (
     ASSUMED_ELEMENT_BITS,
     MemRefType,
     bits_to_bytes,
@@ -19,9 +21,7 @@ from sc_mlir.memref import (
     static_elements,
     total_bits,
 )
-from sc_mlir.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
-from sc_mlir.spaces import SpaceMap, resolve_attribute_alias, split_params
-from sc_mlir.syntax import Argument, OtherType, SyntaxProblem, parse_arguments, parse_type
+from sc_mlir.syntax.parse import Argument, OtherType, SyntaxProblem, parse_arguments, parse_type
 
 # What an entry of the allocation table is: the op (or argument) that takes the memory.
 ALLOCA = "alloca"  # memref.alloca: on the scoped stack

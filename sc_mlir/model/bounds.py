@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sc_mlir.memref import WORD_BYTES
-from sc_mlir.spaces import NAME_ALIASES, parse_space_id
+from sc_mlir.model.spaces import NAME_ALIASES, parse_space_id
+from sc_mlir.syntax.memref import WORD_BYTES
 
 MIB = 1024 * 1024
 KIB = 1024

@@ -19,29 +19,29 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir import jaxbridge, parts
-from sc_mlir.discover import Skipped, discover
-from sc_mlir.events import read_events
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.model import Allocation, ModelSettings, build_allocations
-from sc_mlir.parts import scan_file_in_parts, wait_reporting
-from sc_mlir.programs import Program, kernel_sources, missing_jax_message, split_programs
-from sc_mlir.progress import (
+from sc_mlir.model.allocation import Allocation, ModelSettings, build_allocations
+from sc_mlir.read import jaxbridge, parts
+from sc_mlir.read.discover import Skipped, discover
+from sc_mlir.read.events import read_events
+from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
+from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
+from sc_mlir.read.progress import (
     ByteProgress,
     BytesRead,
     ProgressHook,
     count_in_worker,
     start_worker,
 )
-from sc_mlir.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file, scan_text
-from sc_mlir.syntax import warm_parsers
-from sc_mlir.tables import frame_of
+from sc_mlir.read.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file, scan_text
+from sc_mlir.support.gcpause import paused_gc
+from sc_mlir.support.tables import frame_of
+from sc_mlir.syntax.parse import warm_parsers
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from sc_mlir.analysis import Analysis
-    from sc_mlir.bounds import Bounds
+    from sc_mlir.model.bounds import Bounds
 
 # Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
 ALLOCATION_COLUMNS: tuple[str, ...] = (
@@ -304,4 +304,4 @@ def example_path() -> str:
     packaged = resources.files("sc_mlir") / "examples"
     if packaged.is_dir():
         return str(packaged)
-    return str(Path(__file__).resolve().parent.parent / "fixtures" / "sample")
+    return str(Path(__file__).resolve().parents[2] / "fixtures" / "sample")

@@ -5,7 +5,7 @@ carries each Mosaic kernel as a `tpu_custom_call` whose `backend_config` is JSON
 kernel in `custom_call_config.body` as base64 MLIR bytecode. This module finds those calls
 with a few regular expressions over the text (no MLIR parse of the program, no jax),
 undoes the string escapes of either printer and decodes the base64. Turning the bytecode
-into MLIR text needs jaxlib: see `sc_mlir.jaxbridge`.
+into MLIR text needs jaxlib: see `sc_mlir.read.jaxbridge`.
 
 >>> config = r'{\\22custom_call_config\\22: {\\22body\\22: \\22TUzvUg==\\22}}'
 >>> call = 'stablehlo.custom_call @tpu_custom_call(%a)'

@@ -10,7 +10,7 @@ It vouches only for text whose shape it knows: ASCII without control bytes, no c
 escape, no resources section, one op per line with its brackets balanced, every `{` inside
 a line an attribute dict, single-block regions, a trailing `#loc` table numbered in order.
 For anything else `read_events` returns None and the careful line reader
-(`sc_mlir.scan.Scanner`) reads the file, which is always the authority: where both read a
+(`sc_mlir.read.scan.Scanner`) reads the file, which is always the authority: where both read a
 file, they give the same `FileScan` (tests/test_events.py holds them equal). The attribute
 and alias definitions before the first op are read by the careful reader itself.
 """
@@ -24,8 +24,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
-from sc_mlir.progress import BytesRead
-from sc_mlir.scan import (
+from sc_mlir.read.progress import BytesRead
+from sc_mlir.read.scan import (
     _CONTINUATION_WORDS,
     _DICT_ENTRY,
     _HEAD,
@@ -41,7 +41,7 @@ from sc_mlir.scan import (
     _passes_values_out,
     _results_of,
 )
-from sc_mlir.syntax import SyntaxProblem, parse_alloca, parse_alloca_parts
+from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_parts
 
 # The ops read as allocations are the careful reader's table, `scan.ALLOCATION_OPS` (the
 # pretty names; the generic form is the same name in quotes): both readers capture the same.

@@ -11,12 +11,12 @@ jax internals (`jax._src...`), which change between releases: tested with
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sc_mlir.embedded import INSTALL_LINE
+from sc_mlir.read.embedded import INSTALL_LINE
 
 TESTED_JAX_VERSIONS = ("0.10.2",)
 
@@ -139,22 +139,22 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def device_kind(chip: str) -> str:
-    """jax's device_kind for a chip name as `--chip` takes it."""
-    from sc_mlir.bounds import CHIP_ALIASES
-
+def device_kind(chip: str, aliases: Mapping[str, str]) -> str:
+    """jax's device_kind for a chip name as `--chip` takes it; `aliases` is the chip-name
+    table of `sc_mlir.model.bounds` (passed in: the reading layer sits below the model)."""
     key = chip.strip().lower()
-    key = CHIP_ALIASES.get(key, key)
+    key = aliases.get(key, key)
     if key not in DEVICE_KINDS:
         raise ValueError(f"unknown chip {chip!r}; expected one of {', '.join(DEVICE_KINDS)}")
     return DEVICE_KINDS[key]
 
 
-def lower(fn: Callable[..., Any], args: Sequence[Any], chip: str) -> Any:
+def lower(fn: Callable[..., Any], args: Sequence[Any], chip: str,
+          aliases: Mapping[str, str]) -> Any:
     """`jax.jit(fn).trace(*args).lower(lowering_platforms=("tpu",))` under an abstract
     device of `chip`: no TPU needed (the abstract device is what Pallas's `get_tpu_info`
     and the SparseCore meshes read). Returns the `jax.stages.Lowered`."""
-    kind = device_kind(chip)
+    kind = device_kind(chip, aliases)
     _require()
     try:
         import jax

@@ -23,9 +23,8 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.progress import BytesRead, count_in_worker
-from sc_mlir.scan import (
+from sc_mlir.read.progress import BytesRead, count_in_worker
+from sc_mlir.read.scan import (
     Chunk,
     FileScan,
     OpFrame,
@@ -34,6 +33,7 @@ from sc_mlir.scan import (
     ScanSettings,
     scan_file,
 )
+from sc_mlir.support.gcpause import paused_gc
 
 # Below this size one process is faster than starting workers and joining their results.
 MIN_PART_BYTES = 4 << 20

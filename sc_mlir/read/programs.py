@@ -2,8 +2,8 @@
 of its own, named `FILE#kernel_name`, held in memory as MLIR text.
 
 A file is a lowered program when its first bytes look like HLO or StableHLO and its text
-names `tpu_custom_call`. Finding the calls needs no jax (`sc_mlir.embedded`); printing
-each kernel's bytecode as MLIR does (`sc_mlir.jaxbridge`).
+names `tpu_custom_call`. Finding the calls needs no jax (`sc_mlir.read.embedded`); printing
+each kernel's bytecode as MLIR does (`sc_mlir.read.jaxbridge`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from sc_mlir import jaxbridge
-from sc_mlir.discover import SNIFF_BYTES, Skipped
-from sc_mlir.embedded import (
+from sc_mlir.read import jaxbridge
+from sc_mlir.read.discover import SNIFF_BYTES, Skipped
+from sc_mlir.read.embedded import (
     INSTALL_LINE,
     TARGET,
     EmbeddedKernel,
@@ -22,7 +22,7 @@ from sc_mlir.embedded import (
     find_kernels,
     looks_like_program,
 )
-from sc_mlir.scan import Diagnostic
+from sc_mlir.read.scan import Diagnostic
 
 # The sniffer's verdict on HLO text, which has no MLIR in it: such files may be programs.
 _NOT_MLIR = "no MLIR found"

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from sc_mlir.syntax import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
+from sc_mlir.syntax.parse import AllocaSyntax, SyntaxProblem, parse_alloca, parse_alloca_parts
 
 # --- settings --------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from sc_mlir.analysis import (
     SpaceReport,
 )
 from sc_mlir.analysis.rollup import roll_up
-from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.render.terminal import fitted, indented, short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",

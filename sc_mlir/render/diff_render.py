@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.dumpdiff import KIND, Added, DiffResult, Edit, Removed, SpaceChange
+from sc_mlir.compare.diff import KIND, Added, DiffResult, Edit, Removed, SpaceChange
 from sc_mlir.render.terminal import fitted
 
 # Short verdict words for narrow terminal tables (JSON keeps the full ones).

@@ -7,9 +7,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.explanation import Explanation
-from sc_mlir.logs import AllocationFailure, FixedSizeFailure, ReplicaCountFailure
-from sc_mlir.render.analysis_json import location
+from sc_mlir.failures.explain import Explanation
+from sc_mlir.failures.logs import AllocationFailure, FixedSizeFailure, ReplicaCountFailure
+from sc_mlir.formats.analysis_json import location
 from sc_mlir.render.analysis_terminal import STYLE
 from sc_mlir.render.terminal import fitted, short_path
 

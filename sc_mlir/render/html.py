@@ -18,9 +18,9 @@ from sc_mlir.render.terminal import short_path
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
     from sc_mlir.analysis.rollup import Rollup
-    from sc_mlir.dumpdiff import DiffResult
-    from sc_mlir.explanation import Explanation
-    from sc_mlir.scan import Diagnostic
+    from sc_mlir.compare.diff import DiffResult
+    from sc_mlir.failures.explain import Explanation
+    from sc_mlir.read.scan import Diagnostic
 
 VERDICT_CLASS = {OVERFLOW: "bad", ALLOCATOR_LIMITED: "warn", UNKNOWN_BOUND: "unknown",
                  FITS: "good"}
@@ -337,7 +337,7 @@ def diagnostics_html(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def diff_tables(result: DiffResult) -> str:
-    from sc_mlir.dumpdiff import KIND
+    from sc_mlir.compare.diff import KIND
     from sc_mlir.render.diff_render import edit_object
 
     rows = []

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.text import Annotation
 
     from sc_mlir.analysis.rollup import Rollup
-    from sc_mlir.dumpdiff import DiffResult
+    from sc_mlir.compare.diff import DiffResult
 
 LIVE = "#2f6fb0"
 RESERVED = "#b9cde5"
@@ -288,7 +288,7 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     left.set_xlabel("stack peak (words); dashed: bound")
     left.set_title("before → after, per func and space", fontsize=10, loc="left")
     left.legend(fontsize=7)
-    from sc_mlir.dumpdiff import KIND
+    from sc_mlir.compare.diff import KIND
 
     changed = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
     shown = changed[:top]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -19,8 +19,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.model import HEAP, Allocation
-from sc_mlir.scan import Diagnostic
+from sc_mlir.model.allocation import HEAP, Allocation
+
+if TYPE_CHECKING:
+    from sc_mlir.read.scan import Diagnostic
 
 # A pipe or a file has no width: wide enough that rich never wraps, folds or crops. Nothing
 # rendered for it may pad to this width (no expanding Padding, no centred titles).

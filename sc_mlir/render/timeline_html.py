@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from html import escape
 
+from sc_mlir.compare.passes import PassChange, PassTimelines, Timeline
 from sc_mlir.render.html import _cell, _page, _verdict, diagnostics_html, png_img, table
 from sc_mlir.render.terminal import short_path
 from sc_mlir.render.timeline_render import change_object, changed_steps
-from sc_mlir.timeline import PassChange, PassTimelines, Timeline
 
 
 def _change_html(title: str, change: PassChange) -> str:

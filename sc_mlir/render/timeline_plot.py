@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from sc_mlir.timeline import PassStep, Timeline
+    from sc_mlir.compare.passes import PassStep, Timeline
 
 LIVENESS = "#ff7f0e"
 

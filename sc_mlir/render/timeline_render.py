@@ -7,10 +7,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.dumpdiff import Added, Edit, Removed
+from sc_mlir.compare.diff import Added, Edit, Removed
+from sc_mlir.compare.passes import CROSSING_VERDICTS, PassChange, PassStep, PassTimelines, Timeline
 from sc_mlir.render.diff_render import SHORT, signed
 from sc_mlir.render.terminal import short_path
-from sc_mlir.timeline import CROSSING_VERDICTS, PassChange, PassStep, PassTimelines, Timeline
 
 STEP_COLUMNS = ("stream", "module", "func", "memory_space", "space_id", "space_name",
                 "bound_words", "index", "pass", "arg", "failed", "file", "chunk",

@@ -250,6 +250,6 @@ def _first_line(exc: Exception) -> str:
 
 
 def _default_parser() -> Callable[[str], Location]:
-    from sc_mlir.syntax import parse_location
+    from sc_mlir.syntax.parse import parse_location
 
     return parse_location

@@ -21,7 +21,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from sc_mlir.locations import (
+from sc_mlir.syntax.locations import (
     AliasLoc,
     CallSiteLoc,
     FileLoc,
@@ -30,7 +30,7 @@ from sc_mlir.locations import (
     NameLoc,
     UnknownLoc,
 )
-from sc_mlir.memref import (
+from sc_mlir.syntax.memref import (
     ASSUMED_ELEMENT_BITS,
     ElementType,
     MemRefType,
@@ -103,7 +103,7 @@ def grammar_dir() -> Path:
     packaged = resources.files("sc_mlir") / "grammar"
     if packaged.is_dir():
         return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "grammar"
+    return Path(__file__).resolve().parents[2] / "grammar"
 
 
 @cache
