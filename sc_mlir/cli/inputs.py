@@ -1,0 +1,183 @@
+"""Command-line inputs turned into what the API takes (paths, settings, dumps, selections),
+with every problem reported as a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from sc_mlir.analysis import Analysis, analyze_records
+from sc_mlir.cli.app import (
+    EXIT_UNUSABLE,
+    err_console,
+    progress_bar,
+    usage_error,
+)
+from sc_mlir.compare.diff import (
+    SpaceView,
+    is_saved_analysis,
+    views_from_analysis,
+    views_from_json,
+)
+from sc_mlir.failures.logs import Failure, read_log
+from sc_mlir.model.allocation import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
+from sc_mlir.model.bounds import (
+    Bounds,
+    Config,
+    find_config,
+    read_config,
+)
+from sc_mlir.model.dump import (
+    Dump,
+    LoadSettings,
+    NoMLIRFound,
+    example_path,
+    load,
+)
+from sc_mlir.model.spaces import NAME_ALIASES, SpaceMap
+from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
+from sc_mlir.read.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
+from sc_mlir.render.terminal import (
+    print_diagnostics,
+)
+
+
+def listing(items: list[str], limit: int = 12) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def space_list(records: list[Allocation]) -> list[str]:
+    """The memory spaces of some records as `id (name)` or `name`, sorted."""
+    labels = {(r.space_id if r.space_id is not None else 1 << 62, r.space_name)
+              for r in records}
+    return [f"{sid} ({name})" if sid != 1 << 62 else name for sid, name in sorted(labels)]
+
+
+def check_selection(records: list[Allocation], spaces: list[str] | None,
+                    funcs: list[str] | None) -> None:
+    """Every --space and every --func matches something in the dump, else exit 2 naming
+    what the dump has."""
+    for wanted in spaces or []:
+        if not any(space_matches(r, [wanted]) for r in records):
+            raise usage_error(f"no memory space {wanted!r} in the dump; it has: "
+                              f"{listing(space_list(records)) or 'no allocas'}")
+    names = sorted({r.func for r in records})
+    for pattern in funcs or []:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            raise usage_error(f"no func matches {pattern!r}; the dump has: "
+                              f"{listing(names) or 'no allocas'}")
+
+
+def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) -> None:
+    """A --bound for a space the dump lacks: a warning naming the spaces it has (config
+    files may list more spaces than one dump uses, so only the command line is checked)."""
+    for item in assigned or []:
+        space = item.partition("=")[0].strip()
+        if records and not any(space_matches(r, [space]) for r in records):
+            err_console().print(Text.assemble(
+                ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
+                f"{space!r}; it has: {listing(space_list(records))}"))
+
+
+def resolve_path(path: Path | None, example: bool) -> str:
+    if example:
+        return example_path()
+    if path is None:
+        err_console().print("[red]error:[/red] give a PATH or --example")
+        raise typer.Exit(EXIT_UNUSABLE)
+    return str(path)
+
+
+def settings_file_of(path: Path | None) -> Config:
+    try:
+        return read_config(path) if path is not None else find_config(Path.cwd())
+    except ValueError as exc:
+        err_console().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+
+
+def load_settings(config: Config) -> LoadSettings:
+    """What the config file changes in reading: space names, scope and run-once ops."""
+    try:
+        space_map = SpaceMap.default().with_overrides(config.spaces)
+    except ValueError as exc:
+        err_console().print(f"[red]error:[/red] {config.path}: {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
+    run_once = DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None else config.run_once_ops
+    model = ModelSettings(space_map, frozenset(scope_ops))
+    scan = ScanSettings(run_once_ops=frozenset(run_once))
+    return LoadSettings(scan, model)
+
+
+def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
+          quiet: bool = False) -> Dump:
+    try:
+        with progress_bar(quiet) as hook:
+            dump = load(path, jobs=jobs, settings=settings, progress=hook)
+    except FileNotFoundError as exc:
+        raise usage_error(str(exc)) from None
+    except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
+        raise usage_error(str(exc)) from None
+    except NoMLIRFound as exc:
+        print_diagnostics(err_console(), exc.diagnostics, verbose=True)
+        raise usage_error(f"no MLIR text found in {path}") from None
+    return dump
+
+
+def space_matches(record: Allocation, wanted: list[str]) -> bool:
+    for item in wanted:
+        text = item.strip()
+        if text.lstrip("-").isdigit():
+            if record.space_id == int(text):
+                return True
+            continue
+        lowered = text.lower()
+        if lowered in NAME_ALIASES and record.space_id == NAME_ALIASES[lowered]:
+            return True
+        if lowered in (record.space_name.lower(), (record.memory_space or "").lower()):
+            return True
+    return False
+
+
+def select(records: list[Allocation], spaces: list[str] | None, funcs: list[str] | None
+           ) -> list[Allocation]:
+    if spaces:
+        records = [r for r in records if space_matches(r, spaces)]
+    if funcs:
+        records = [r for r in records if any(fnmatch.fnmatchcase(r.func, f) for f in funcs)]
+    return records
+
+
+def write_html(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        err_console().print(f"[red]error:[/red] cannot write {path}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    err_console().print(f"HTML report written to {path}")
+
+
+def read_log_or_exit(path: Path) -> list[Failure]:
+    try:
+        return read_log(str(path))
+    except OSError as exc:
+        err_console().print(f"[red]error:[/red] cannot read {path}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+
+
+def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
+           quiet: bool) -> list[SpaceView]:
+    if is_saved_analysis(str(path)):
+        try:
+            return views_from_json(str(path))
+        except (ValueError, KeyError, OSError) as exc:
+            err_console().print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(EXIT_UNUSABLE) from None
+    dump = load_dump(str(path), jobs, settings, quiet)
+    analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
+    return views_from_analysis(analysis, str(path))
