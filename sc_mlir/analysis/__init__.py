@@ -57,10 +57,12 @@ __all__ = [
 
 SPACE_COLUMNS = (
     "file", "chunk", "module", "func", "dump_header", "memory_space", "space_id",
-    "space_name", "bound_words", "bound_source", "align_bytes", "stack_peak_words",
+    "space_name", "bound_words", "bound_source", "alignment_bytes", "alignment_source",
+    "stack_peak_words",
     "liveness_peak_words", "packed_peak_words", "percent_of_bound", "headroom_words",
-    "verdict", "n_allocas", "n_scratch_operands", "n_semaphores", "n_unsized",
-    "crossing_name", "crossing_line", "crossing_upper_bound_words", "dead_reserved_words",
+    "verdict", "n_allocas", "n_scratch_operands", "n_semaphores", "unsized_allocas",
+    "crossing_name", "crossing_line", "crossing_offset_upper_bound_words",
+    "crossing_dead_reserved_words",
     "must_free_words",
 )
 
@@ -87,7 +89,7 @@ class Analysis:
         """One row per (file, chunk, func, space), worst first."""
         return frame_of((space_row(r) for r in self.reports), SPACE_COLUMNS,
                         ("space_id", "bound_words", "headroom_words", "crossing_line",
-                         "crossing_upper_bound_words"))
+                         "crossing_offset_upper_bound_words"))
 
     @cached_property
     def allocations(self) -> pd.DataFrame:
@@ -240,18 +242,20 @@ def space_row(report: SpaceReport) -> dict[str, object]:
         "func": report.func, "dump_header": report.dump_header,
         "memory_space": report.memory_space, "space_id": report.space_id,
         "space_name": report.space_name, "bound_words": report.bound_words,
-        "bound_source": report.bound_source, "align_bytes": report.align_bytes,
+        "bound_source": report.bound_source, "alignment_bytes": report.align_bytes,
+        "alignment_source": report.align_source,
         "stack_peak_words": report.stack_peak_words,
         "liveness_peak_words": report.liveness_peak_words,
         "packed_peak_words": report.packed_peak_words,
         "percent_of_bound": report.percent_of_bound, "headroom_words": report.headroom_words,
         "verdict": report.verdict, "n_allocas": len(report.allocas),
         "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
-        "n_semaphores": report.count_of(SEMAPHORE), "n_unsized": len(report.unsized),
+        "n_semaphores": report.count_of(SEMAPHORE), "unsized_allocas": len(report.unsized),
         "crossing_name": crossing.alloca.name if crossing else None,
         "crossing_line": crossing.alloca.record.line if crossing else None,
-        "crossing_upper_bound_words": crossing.offset_upper_bound_words if crossing else None,
-        "dead_reserved_words": crossing.dead_reserved_words if crossing else 0,
+        "crossing_offset_upper_bound_words": (crossing.offset_upper_bound_words if crossing
+                                              else None),
+        "crossing_dead_reserved_words": crossing.dead_reserved_words if crossing else 0,
         "must_free_words": report.must_free_words,
     }
 
