@@ -2,4 +2,5 @@
 
 from sc_mlir.cli import main
 
-main()
+if __name__ == "__main__":  # not when imported (the docstring test imports every module)
+    main()
