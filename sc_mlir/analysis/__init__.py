@@ -36,6 +36,7 @@ from sc_mlir.analysis.report import (
 from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.model.allocation import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
 from sc_mlir.support.gcpause import paused_gc
 from sc_mlir.support.tables import frame_of
@@ -224,15 +225,7 @@ class Analysis:
 
 
 def _space_is(report: SpaceReport, space: int | str) -> bool:
-    from sc_mlir.model.spaces import NAME_ALIASES
-
-    text = str(space).strip()
-    if text.lstrip("-").isdigit():
-        return report.space_id == int(text)
-    lowered = text.lower()
-    if lowered in NAME_ALIASES:
-        return report.space_id == NAME_ALIASES[lowered]
-    return lowered in (report.space_name.lower(), (report.memory_space or "").lower())
+    return space_matches(space, report.space_id, report.space_name, report.memory_space)
 
 
 def space_row(report: SpaceReport) -> dict[str, object]:

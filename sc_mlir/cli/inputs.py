@@ -37,7 +37,7 @@ from sc_mlir.model.dump import (
     example_path,
     load,
 )
-from sc_mlir.model.spaces import NAME_ALIASES, SpaceMap
+from sc_mlir.model.spaces import SpaceMap, space_matches
 from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
 from sc_mlir.read.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.render.terminal import (
@@ -62,7 +62,7 @@ def check_selection(records: list[Allocation], spaces: list[str] | None,
     """Every --space and every --func matches something in the dump, else exit 2 naming
     what the dump has."""
     for wanted in spaces or []:
-        if not any(space_matches(r, [wanted]) for r in records):
+        if not any(record_in_spaces(r, [wanted]) for r in records):
             raise usage_error(f"no memory space {wanted!r} in the dump; it has: "
                               f"{listing(space_list(records)) or 'no allocas'}")
     names = sorted({r.func for r in records})
@@ -77,7 +77,7 @@ def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) ->
     files may list more spaces than one dump uses, so only the command line is checked)."""
     for item in assigned or []:
         space = item.partition("=")[0].strip()
-        if records and not any(space_matches(r, [space]) for r in records):
+        if records and not any(record_in_spaces(r, [space]) for r in records):
             err_console().print(Text.assemble(
                 ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
                 f"{space!r}; it has: {listing(space_list(records))}"))
@@ -129,25 +129,15 @@ def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
     return dump
 
 
-def space_matches(record: Allocation, wanted: list[str]) -> bool:
-    for item in wanted:
-        text = item.strip()
-        if text.lstrip("-").isdigit():
-            if record.space_id == int(text):
-                return True
-            continue
-        lowered = text.lower()
-        if lowered in NAME_ALIASES and record.space_id == NAME_ALIASES[lowered]:
-            return True
-        if lowered in (record.space_name.lower(), (record.memory_space or "").lower()):
-            return True
-    return False
+def record_in_spaces(record: Allocation, wanted: list[str]) -> bool:
+    return any(space_matches(item, record.space_id, record.space_name, record.memory_space)
+               for item in wanted)
 
 
 def select(records: list[Allocation], spaces: list[str] | None, funcs: list[str] | None
            ) -> list[Allocation]:
     if spaces:
-        records = [r for r in records if space_matches(r, spaces)]
+        records = [r for r in records if record_in_spaces(r, spaces)]
     if funcs:
         records = [r for r in records if any(fnmatch.fnmatchcase(r.func, f) for f in funcs)]
     return records

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND
+from sc_mlir.model.spaces import space_matches
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -312,15 +313,12 @@ class DiffResult:
     def select(self, spaces: Sequence[str] | None = None) -> DiffResult:
         if not spaces:
             return self
-        wanted = {s.lower() for s in spaces}
-        from sc_mlir.model.spaces import NAME_ALIASES
-
-        ids = {str(NAME_ALIASES[w]) for w in wanted if w in NAME_ALIASES}
-
         def keep(label: str) -> bool:
-            key = label.split(" ", 1)[0].lower()
-            name = label.split("(")[-1].rstrip(")").lower()
-            return key in wanted or key in ids or name in wanted
+            # A saved analysis keeps the printed label only: `201 (tile_spmem)` or `name`.
+            key, _, rest = label.partition(" (")
+            space_id = int(key) if key.lstrip("-").isdigit() else None
+            name = rest.removesuffix(")") if rest else key
+            return any(space_matches(w, space_id, name) for w in spaces)
 
         return DiffResult(self.before, self.after,
                           tuple(c for c in self.spaces if keep(c.space_label)),

@@ -37,11 +37,11 @@ from sc_mlir.analysis import (
     SpaceReport,
     analyze_records,
 )
-from sc_mlir.analysis import _space_is as space_is
 from sc_mlir.compare.diff import KIND, Edit, SpaceView, diff_views, views_from_analysis
 from sc_mlir.model.allocation import build_allocations
 from sc_mlir.model.bounds import Bounds
 from sc_mlir.model.dump import LoadSettings
+from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.discover import discover
 from sc_mlir.read.scan import Chunk, Diagnostic, Scanner, dump_header_pass, iter_file_blocks
 from sc_mlir.support.gcpause import paused_gc
@@ -200,7 +200,9 @@ class PassTimelines:
         if spaces:
             wanted = list(spaces)
             # A timeline has the space fields of a report: the one selector rule applies.
-            kept = [t for t in kept if any(space_is(t, s) for s in wanted)]  # type: ignore[arg-type]
+            kept = [t for t in kept
+                    if any(space_matches(s, t.space_id, t.space_name, t.memory_space)
+                           for s in wanted)]
         if funcs:
             patterns = list(funcs)
             kept = [t for t in kept if any(fnmatch.fnmatchcase(t.func, p) for p in patterns)]

@@ -161,3 +161,24 @@ def resolve_attribute_alias(text: str, aliases: Mapping[str, str], limit: int = 
             return text
         text = aliases[m.group(1)]
     return text
+
+
+def space_matches(wanted: int | str, space_id: int | None, space_name: str,
+                  memory_space: str | None = None) -> bool:
+    """Whether a space selector (`--space`, `Analysis.select`, `DiffResult.select`...)
+    names this memory space: the one rule for all of them. An id (201) matches the id; a
+    known name (`tile_spmem`, `spmem`...) matches its id; any name also matches the space's
+    own name or its raw text as printed (`vmem`, `#tpu.memory_space<vmem>`), ignoring case.
+
+    >>> space_matches("201", 201, "tile_spmem"), space_matches("TileSpmem", 201, "x")
+    (True, True)
+    >>> space_matches("vmem", 201, "tile_spmem", "vmem"), space_matches(202, 201, "tile_spmem")
+    (True, False)
+    """
+    text = str(wanted).strip()
+    if text.lstrip("-").isdigit():
+        return space_id == int(text)
+    lowered = text.lower()
+    if lowered in NAME_ALIASES and space_id == NAME_ALIASES[lowered]:
+        return True
+    return lowered in (space_name.lower(), (memory_space or "").lower())
