@@ -25,6 +25,7 @@ from sc_mlir.failures.logs import AllocationFailure, Failure, FixedSizeFailure, 
 from sc_mlir.model.allocation import ALLOCA, Allocation
 from sc_mlir.model.bounds import Bounds, space_key
 from sc_mlir.model.dump import Dump
+from sc_mlir.support.numbers import num
 
 # Alignments (bytes) tried when the simulation and the log disagree.
 TRIAL_ALIGNMENTS = (8, 16, 32, 64, 128, 256, 512)
@@ -299,10 +300,6 @@ def _why_different(failure: AllocationFailure, matched: Candidate, delta: int,
 # --- advice ---------------------------------------------------------------------------------
 
 
-def _n(words: int) -> str:
-    return f"{words:,}"
-
-
 def _source(placed: PlacedAlloca) -> str:
     return placed.record.loc.short() or f"line {placed.record.line}"
 
@@ -318,30 +315,30 @@ def _advice(failure: AllocationFailure, report: SpaceReport) -> tuple[str, ...]:
         )
     if report.verdict == ALLOCATOR_LIMITED and report.crossing is not None:
         c = report.crossing
-        dead = ", ".join(f"{x.alloca.name} ({_n(x.alloca.words)})" for x in c.dead_reserved[:5])
+        dead = ", ".join(f"{x.alloca.name} ({num(x.alloca.words)})" for x in c.dead_reserved[:5])
         return (
-            f"Reuse would fit: at most {_n(report.liveness_peak_words)} words are live at once, "
-            f"under the bound of {_n(c.bound_words)}; the scoped stack reaches "
-            f"{_n(c.offset_upper_bound_words)} because scopes keep buffers past their last use.",
+            f"Reuse would fit: at most {num(report.liveness_peak_words)} words are live at once, "
+            f"under the bound of {num(c.bound_words)}; the scoped stack reaches "
+            f"{num(c.offset_upper_bound_words)} because scopes keep buffers past their last use.",
             *_fix_advice(c),
             f"Dead but reserved when {c.alloca.name} is allocated: {dead or 'none'} "
-            f"({_n(c.dead_reserved_words)} words): end their scopes earlier or restructure "
+            f"({num(c.dead_reserved_words)} words): end their scopes earlier or restructure "
             "the scopes.",
             "If these buffers come from SparseCore collective offload, compile with "
             + " and ".join(COLLECTIVE_OFFLOAD_FLAGS) + ".",
         )
     if report.verdict == OVERFLOW and report.crossing is not None:
         largest = sorted(report.live_at_peak, key=lambda a: -a.words)[:5]
-        names = ", ".join(f"{a.name} ({_n(a.words)}, {_source(a)})" for a in largest)
+        names = ", ".join(f"{a.name} ({num(a.words)}, {_source(a)})" for a in largest)
         return (
-            f"A genuine overflow: even with perfect reuse {_n(report.liveness_peak_words)} words "
-            f"are live at once; at least {_n(report.must_free_words)} words must go.",
+            f"A genuine overflow: even with perfect reuse {num(report.liveness_peak_words)} words "
+            f"are live at once; at least {num(report.must_free_words)} words must go.",
             *_fix_advice(report.crossing),
             f"The largest buffers live at the liveness peak: {names}. Shrink them: lower "
             "max_ids_per_partition / max_unique_ids_per_partition, the batch size, or the "
             "scratch shapes that size them.",
         )
-    return (f"In this dump the space fits under the log's bound of {_n(failure.bound_words)} "
+    return (f"In this dump the space fits under the log's bound of {num(failure.bound_words)} "
             "words: the dump probably is not the failing compile's (another run, or an "
             "earlier pass).",)
 
@@ -351,7 +348,7 @@ def _fix_advice(crossing: Crossing) -> tuple[str, ...]:
     if not crossing.fix:
         return ()
     freed = sum(step.free_words for step in crossing.fix)
-    text = f"Cheapest fix for the func ({_n(freed)} words): " + "; ".join(crossing.advice) + "."
+    text = f"Cheapest fix for the func ({num(freed)} words): " + "; ".join(crossing.advice) + "."
     if crossing.fix_still_crosses is not None:
         text += (f" The stack still crosses at {crossing.fix_still_crosses.name} with it: "
                  "more must go.")
@@ -363,8 +360,8 @@ def _advice_without_match(failure: AllocationFailure) -> tuple[str, ...]:
         return ("HBM (203): shard the tables or inputs more, or lower max_ids_per_partition / "
                 "max_unique_ids_per_partition.",)
     over = failure.offset_upper_bound_words - failure.bound_words
-    return (f"The stack passed the bound by {_n(over)} words when allocating "
-            f"{_n(failure.allocating_words or 0)} words in memory space "
+    return (f"The stack passed the bound by {num(over)} words when allocating "
+            f"{num(failure.allocating_words or 0)} words in memory space "
             f"{failure.memory_space}. Give the dump of this compile (--xla_sc_dump_mlir_to=DIR) "
             "to see which allocas are on the stack and whether reuse would fit.",)
 
@@ -377,9 +374,9 @@ def _other_advice(failure: Failure) -> tuple[str, ...]:
         total = numbers.get("total_spmem_size_bytes")
         parts = []
         if fixed is not None and row is not None and total is not None:
-            parts.append(f"Fixed ({_n(fixed)} B) plus row-dependent ({_n(row)} B) allocations "
-                         f"need {_n(fixed + row)} B of {_n(total)} B of scratchpad "
-                         f"({_n(fixed + row - total)} B too many) at the last split tried.")
+            parts.append(f"Fixed ({num(fixed)} B) plus row-dependent ({num(row)} B) allocations "
+                         f"need {num(fixed + row)} B of {num(total)} B of scratchpad "
+                         f"({num(fixed + row - total)} B too many) at the last split tried.")
         parts.append("Lower the metadata estimates the compiler sizes buffers from "
                      "(max_ids_per_partition / max_unique_ids_per_partition, which set "
                      "max_nz_per_row and max_unique_nz_per_row) or the batch size per "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import ALLOCATOR_LIMITED, FITS, OVERFLOW, UNKNOWN_BOUND
 from sc_mlir.render.terminal import short_path
+from sc_mlir.support.numbers import num
 
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
@@ -93,14 +94,10 @@ window.addEventListener('load', function () {
 """
 
 
-def _n(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
 def _cell(value: object, numeric: bool = False, css: str = "") -> str:
     """A table cell; text from the dump is escaped, whole numbers get thousands commas."""
     if numeric and (value is None or isinstance(value, int)):
-        text = _n(value)  # type: ignore[arg-type]
+        text = num(value)  # type: ignore[arg-type]
     else:
         text = "" if value is None else escape(str(value))
     classes = " ".join(c for c in ("n" if numeric else "", css) if c)
@@ -189,9 +186,9 @@ def space_report_html(report: SpaceReport) -> str:
     """The notebook view of one SpaceReport: numbers, then every alloca."""
     return (f"<p><b>{escape(report.func)}</b>, memory space {escape(report.space_label)}: "
             f'<span class="{VERDICT_CLASS[report.verdict]}">{escape(report.verdict)}</span>; '
-            f"stack peak {_n(report.stack_peak_words)}, liveness peak "
-            f"{_n(report.liveness_peak_words)}, packed {_n(report.packed_peak_words)}, bound "
-            f"{_n(report.bound_words)} ({escape(report.bound_source)}).</p>"
+            f"stack peak {num(report.stack_peak_words)}, liveness peak "
+            f"{num(report.liveness_peak_words)}, packed {num(report.packed_peak_words)}, bound "
+            f"{num(report.bound_words)} ({escape(report.bound_source)}).</p>"
             + allocas_table(report))
 
 
@@ -202,7 +199,7 @@ def _explain_crossing(report: SpaceReport) -> str:
     r = c.alloca.record
     parts = [
         f"<p>The scoped stack reaches <b>{c.offset_upper_bound_words:,}</b> words when "
-        f"<b>{escape(c.alloca.name)}</b> ({_n(r.words)} words, <code>{escape(r.type)}</code>) is "
+        f"<b>{escape(c.alloca.name)}</b> ({num(r.words)} words, <code>{escape(r.type)}</code>) is "
         f"allocated at <code>{escape(r.file)}:{r.line}:{r.col}</code>, from "
         f"<code>{escape(r.loc.short() or 'an unknown location')}</code>; the bound is "
         f"{c.bound_words:,} words ({escape(report.bound_source)}), alignment "
@@ -390,9 +387,9 @@ def explanations_html(explanations: Sequence[Explanation]) -> str:
         matched = ""
         if e.matched is not None:
             r = e.matched.record
-            matched = (f"matched <b>{escape(r.name)}</b> ({_n(r.words)} words) in "
+            matched = (f"matched <b>{escape(r.name)}</b> ({num(r.words)} words) in "
                        f"<code>{escape(r.func)}</code> at <code>{escape(r.file)}:{r.line}:"
-                       f"{r.col}</code>; simulated upper bound {_n(e.simulated_upper_bound_words)}"
+                       f"{r.col}</code>; simulated upper bound {num(e.simulated_upper_bound_words)}"
                        f" ({'agrees' if e.agrees else 'differs'})")
         elif e.no_match_reason:
             matched = escape(e.no_match_reason)

@@ -11,6 +11,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
+from sc_mlir.support.numbers import ABSENT, num
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -355,8 +356,7 @@ def distinct_names(first: str, second: str) -> tuple[str, str]:
 
 
 def _words(view: object) -> str:
-    words = getattr(view, "words", None)
-    return "—" if view is None else ("?" if words is None else f"{words:,}")
+    return ABSENT if view is None else num(getattr(view, "words", None))
 
 
 def _compact_ticks(axis: Axis) -> None:

@@ -9,6 +9,7 @@ from sc_mlir.compare.passes import PassChange, PassTimelines, Timeline
 from sc_mlir.render.html import _cell, _page, _verdict, diagnostics_html, png_img, table
 from sc_mlir.render.terminal import short_path
 from sc_mlir.render.timeline_render import change_object, changed_steps
+from sc_mlir.support.numbers import ABSENT, num
 
 
 def _change_html(title: str, change: PassChange) -> str:
@@ -26,16 +27,12 @@ def _change_html(title: str, change: PassChange) -> str:
         row = change_object(e)
         after = "—" if row["kind"] == "removed" else row["name"]
         rows.append("<tr>" + _cell(row["kind"]) + _cell(row["name_before"] or "—")
-                    + _cell(after) + _cell(_words(row["words_before"]), True)
-                    + _cell(_words(row["words_after"]), True)
+                    + _cell(after) + _cell(num(row["words_before"], ABSENT), True)
+                    + _cell(num(row["words_after"], ABSENT), True)
                     + _cell(f"{row['delta_words']:+,}", True) + _cell(row["loc"])
                     + _cell(row["scope_before"]) + _cell(row["scope_after"]) + "</tr>")
     return head + table(("kind", "before", "after", "words before", "words after",
                          "Δ words", "source", "scope before", "scope after"), rows)
-
-
-def _words(value: object) -> str:
-    return "—" if value is None else f"{value:,}"
 
 
 def _steps_table(t: Timeline) -> str:

@@ -11,6 +11,7 @@ from sc_mlir.compare.diff import Added, Edit, Removed
 from sc_mlir.compare.passes import CROSSING_VERDICTS, PassChange, PassStep, PassTimelines, Timeline
 from sc_mlir.render.diff_render import SHORT, signed
 from sc_mlir.render.terminal import short_path
+from sc_mlir.support.numbers import ABSENT, num
 
 STEP_COLUMNS = ("stream", "module", "func", "memory_space", "space_id", "space_name",
                 "bound_words", "index", "pass", "arg", "failed", "file", "chunk",
@@ -192,7 +193,7 @@ def print_changes(console: Console, change: PassChange, top: int) -> None:
         row = change_object(e)
         name = str(row["name"]) if row["name_before"] in (None, row["name"]) \
             else f"{row['name_before']} → {row['name']}"
-        words = f"{_words(row['words_before'])} → {_words(row['words_after'])}"
+        words = f"{num(row['words_before'], ABSENT)} → {num(row['words_after'], ABSENT)}"
         where = str(row["loc"])
         if row["kind"] == "moved" or (row["scope_before"] and row["scope_after"]
                                       and row["scope_before"] != row["scope_after"]):
@@ -203,10 +204,6 @@ def print_changes(console: Console, change: PassChange, top: int) -> None:
     if len(change.edits) > top:
         table.add_row(f"+{len(change.edits) - top} more", "", "", "", "")
     console.print(table)
-
-
-def _words(value: object) -> str:
-    return "—" if value is None else f"{value:,}"
 
 
 def _style(delta: int) -> str:
