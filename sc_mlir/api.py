@@ -19,7 +19,7 @@ from sc_mlir.compare.diff import (
 from sc_mlir.compare.passes import PassTimelines, read_timelines
 from sc_mlir.failures.explain import Explanation, explain_all
 from sc_mlir.failures.logs import read_log
-from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.bounds import Bounds, build_bounds
 from sc_mlir.model.dump import Dump, LoadSettings, load
 
 if TYPE_CHECKING:
@@ -35,31 +35,20 @@ class Explanations(list[Explanation]):
         return explanations_html(self)
 
 
-def _bounds(bounds: Bounds | Mapping[str, int] | None, chip: str | None) -> Bounds:
-    if isinstance(bounds, Bounds):
-        return bounds
-    table = Bounds.default()
-    if chip:
-        table = table.with_chip(chip)
-    if bounds:
-        table = table.with_bounds(dict(bounds), "bounds=...")
-    return table
-
-
 def explain(log: str | os.PathLike[str], dump: Dump | str | os.PathLike[str] | None = None,
             bounds: Bounds | Mapping[str, int] | None = None) -> Explanations:
     """Every SparseCore allocation failure in `log`, matched to `dump` and checked."""
     failures = read_log(str(log))
     loaded = load(dump) if isinstance(dump, (str, os.PathLike)) else dump
-    return Explanations(explain_all(failures, loaded, _bounds(bounds, None),
-                                    log_name=Path(log).name))
+    table = build_bounds(None, None, bounds, bounds_source="bounds=...")
+    return Explanations(explain_all(failures, loaded, table, log_name=Path(log).name))
 
 
 def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[str],
          bounds: Bounds | Mapping[str, int] | None = None, chip: str | None = None,
          settings: LoadSettings | None = None) -> DiffResult:
     """Compare two dumps (paths, loaded dumps, or saved analysis JSON files)."""
-    table = _bounds(bounds, chip)
+    table = build_bounds(None, chip, bounds, bounds_source="bounds=...")
 
     def views(side: Dump | str | os.PathLike[str]) -> tuple[list[SpaceView], str]:
         if isinstance(side, Dump):
@@ -88,7 +77,8 @@ def passes(path: str | os.PathLike[str], bounds: Bounds | Mapping[str, int] | No
     >>> [s.arg for s in t.steps], t.first_crossing.arg, t.first_crossing.delta_stack_words
     (['cse', 'mem2reg', 'canonicalize', 'cse'], 'canonicalize', 69936)
     """
-    return read_timelines(path, _bounds(bounds, chip), settings, spaces, funcs)
+    return read_timelines(path, build_bounds(None, chip, bounds, bounds_source="bounds=..."),
+                          settings, spaces, funcs)
 
 
 def plot_passes(result: PassTimelines, func: str, space: int | str) -> Figure:

@@ -35,7 +35,7 @@ from sc_mlir.analysis.report import (
 )
 from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.model.allocation import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.bounds import Bounds, build_bounds
 from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
 from sc_mlir.support.gcpause import paused_gc
@@ -298,14 +298,6 @@ def analyze(dump: Dump, bounds: Bounds | Mapping[str, int] | None = None, *,
     top of the built-in table; `chip` picks TileSpmem's bound from the per-chip table;
     `align` maps spaces to a default alignment in bytes.
     """
-    if isinstance(bounds, Bounds):
-        table = bounds
-    else:
-        table = Bounds.default()
-        if chip:
-            table = table.with_chip(chip)
-        if bounds:
-            table = table.with_bounds(dict(bounds), "analyze(bounds=...)")
-    if align:
-        table = table.with_alignments(dict(align), "analyze(align=...)")
+    table = build_bounds(None, chip, bounds, align, bounds_source="analyze(bounds=...)",
+                         align_source="analyze(align=...)")
     return Analysis(analyze_records(dump.records, table), list(dump.diagnostics), table)

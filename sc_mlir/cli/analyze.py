@@ -12,7 +12,6 @@ from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
-    EXIT_UNUSABLE,
     NO_METAVAR,
     AlignOpt,
     BoundOpt,
@@ -37,6 +36,7 @@ from sc_mlir.cli.app import (
     out_console,
 )
 from sc_mlir.cli.inputs import (
+    bounds_or_exit,
     check_selection,
     load_dump,
     load_settings,
@@ -49,10 +49,6 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.failures.explain import bounds_from_failures
 from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.model.bounds import (
-    build_bounds,
-    parse_assignments,
-)
 from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 from sc_mlir.render.terminal import (
     print_diagnostics,
@@ -105,12 +101,7 @@ def analyze(
     check_counts(top, jobs)
     source = resolve_path(path, example)
     settings_file = settings_file_of(config)
-    try:
-        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
-                              parse_assignments(align, "--align"))
-    except ValueError as exc:
-        err_console().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+    bounds = bounds_or_exit(settings_file, chip, bound, align)
     if log is not None:
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     dump = load_dump(source, jobs, load_settings(settings_file), quiet)

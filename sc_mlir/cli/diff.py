@@ -11,7 +11,6 @@ import typer
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
-    EXIT_UNUSABLE,
     AlignOpt,
     BoundOpt,
     ChipOpt,
@@ -26,11 +25,11 @@ from sc_mlir.cli.app import (
     SpaceOpt,
     app,
     check_counts,
-    err_console,
     out_console,
     usage_error,
 )
 from sc_mlir.cli.inputs import (
+    bounds_or_exit,
     listing,
     load_settings,
     settings_file_of,
@@ -41,10 +40,6 @@ from sc_mlir.compare.diff import (
     diff_views,
 )
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.model.bounds import (
-    build_bounds,
-    parse_assignments,
-)
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
 
 
@@ -77,12 +72,7 @@ def diff(
 ) -> None:
     check_counts(top, jobs)
     settings_file = settings_file_of(config)
-    try:
-        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
-                              parse_assignments(align, "--align"))
-    except ValueError as exc:
-        err_console().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+    bounds = bounds_or_exit(settings_file, chip, bound, align)
     settings = load_settings(settings_file)
     result = diff_views(views_of(before, bounds, settings, jobs, quiet),
                         views_of(after, bounds, settings, jobs, quiet), str(before), str(after))

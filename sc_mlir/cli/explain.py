@@ -12,17 +12,16 @@ import typer
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
-    EXIT_UNUSABLE,
     Command,
     ConfigOpt,
     JobsOpt,
     QuietOpt,
     app,
     check_counts,
-    err_console,
     out_console,
 )
 from sc_mlir.cli.inputs import (
+    bounds_or_exit,
     load_dump,
     load_settings,
     read_log_or_exit,
@@ -30,9 +29,6 @@ from sc_mlir.cli.inputs import (
 )
 from sc_mlir.failures.explain import explain_all
 from sc_mlir.formats.records import to_json
-from sc_mlir.model.bounds import (
-    build_bounds,
-)
 from sc_mlir.render.explain_render import explanation_object, print_explanations
 
 LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
@@ -65,11 +61,7 @@ def explain(
     check_counts(jobs=jobs)
     failures = read_log_or_exit(log)
     settings_file = settings_file_of(config)
-    try:
-        base = build_bounds(settings_file, None, {}, {})
-    except ValueError as exc:
-        err_console().print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_UNUSABLE) from None
+    base = bounds_or_exit(settings_file, None, None, None)
     loaded = (load_dump(str(dump), jobs, load_settings(settings_file), quiet)
               if dump and failures else None)
     explanations = explain_all(failures, loaded, base, log_name=log.name)

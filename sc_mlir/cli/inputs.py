@@ -27,7 +27,9 @@ from sc_mlir.model.allocation import DEFAULT_SCOPE_OPS, Allocation, ModelSetting
 from sc_mlir.model.bounds import (
     Bounds,
     Config,
+    build_bounds,
     find_config,
+    parse_assignments,
     read_config,
 )
 from sc_mlir.model.dump import (
@@ -171,3 +173,14 @@ def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | Non
     dump = load_dump(str(path), jobs, settings, quiet)
     analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
     return views_from_analysis(analysis, str(path))
+
+
+def bounds_or_exit(settings_file: Config, chip: str | None, bound: list[str] | None,
+                   align: list[str] | None) -> Bounds:
+    """The bounds table of a command's options (`--chip`, `--bound`, `--align`) over its
+    config file; a bad value is a usage error."""
+    try:
+        return build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                            parse_assignments(align, "--align"))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None

@@ -29,16 +29,13 @@ from sc_mlir.cli.app import (
     usage_error,
 )
 from sc_mlir.cli.inputs import (
+    bounds_or_exit,
     load_settings,
     settings_file_of,
     write_html,
 )
 from sc_mlir.compare.passes import read_timelines
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.model.bounds import (
-    build_bounds,
-    parse_assignments,
-)
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )
@@ -77,11 +74,7 @@ def passes(
     """
     check_counts(top=top)
     settings_file = settings_file_of(config)
-    try:
-        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
-                              parse_assignments(align, "--align"))
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+    bounds = bounds_or_exit(settings_file, chip, bound, align)
     try:
         result = read_timelines(path, bounds, load_settings(settings_file), space, func)
     except FileNotFoundError as exc:

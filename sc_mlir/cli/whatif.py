@@ -32,6 +32,7 @@ from sc_mlir.cli.app import (
     usage_error,
 )
 from sc_mlir.cli.inputs import (
+    bounds_or_exit,
     check_selection,
     load_dump,
     load_settings,
@@ -44,7 +45,6 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.bounds import (
-    build_bounds,
     parse_assignments,
 )
 from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
@@ -101,7 +101,7 @@ def whatif(
     source = resolve_path(path, example)
     settings_file = settings_file_of(config)
     try:
-        bounds = build_bounds(settings_file, chip, parse_assignments(bound, "--bound"), {})
+        bounds = bounds_or_exit(settings_file, chip, bound, None)
         edits = edits_from_options(resize or (), drop or (), scale or (),
                                    parse_assignments(align, "--align"))
         if edits.align:  # checked here, so that a bad value is a usage error

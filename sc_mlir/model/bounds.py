@@ -229,22 +229,35 @@ def _config_from(table: dict[str, Any], path: str) -> Config:
                   names("scope_ops"), names("run_once_ops"))
 
 
-def build_bounds(config: Config, chip: str | None, bounds: dict[str, int],
-                 align: dict[str, int]) -> Bounds:
-    """Built-in < config file (chip, then bounds) < command line (chip, then bounds)."""
-    result = Bounds.default()
-    if config.chip:
-        result = result.with_chip(config.chip)
-    if config.bounds:
-        result = result.with_bounds(config.bounds, f"config {config.path}")
-    if config.align:
-        result = result.with_alignments(config.align, f"config {config.path}")
-    if chip:
-        result = result.with_chip(chip)
-    if bounds:
-        result = result.with_bounds(bounds, "--bound")
+def build_bounds(config: Config | None = None, chip: str | None = None,
+                 bounds: Bounds | Mapping[str, int] | None = None,
+                 align: Mapping[str, int] | None = None, *, bounds_source: str = "--bound",
+                 align_source: str = "--align") -> Bounds:
+    """The one bounds builder, for the CLI and the Python API alike. Later wins: built-in
+    < config file (chip, then bounds, then alignments) < `chip` < `bounds` < `align`.
+    A ready `Bounds` is taken as it is (only `align` goes on top). Each value keeps its
+    source (`bounds_source`, `align_source`) for the report.
+
+    >>> b = build_bounds(None, "v6e", {"202": 1000}, bounds_source="bounds=...")
+    >>> b.bound_for(201, "tile_spmem")[0], b.bound_for(202, "spmem")
+    (65535, (1000, 'bounds=...'))
+    """
+    if isinstance(bounds, Bounds):
+        result = bounds
+    else:
+        result = Bounds.default()
+        if config is not None and config.chip:
+            result = result.with_chip(config.chip)
+        if config is not None and config.bounds:
+            result = result.with_bounds(config.bounds, f"config {config.path}")
+        if config is not None and config.align:
+            result = result.with_alignments(config.align, f"config {config.path}")
+        if chip:
+            result = result.with_chip(chip)
+        if bounds:
+            result = result.with_bounds(dict(bounds), bounds_source)
     if align:
-        result = result.with_alignments(align, "--align")
+        result = result.with_alignments(dict(align), align_source)
     return result
 
 
