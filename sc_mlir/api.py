@@ -10,11 +10,8 @@ from typing import TYPE_CHECKING
 
 from sc_mlir.compare.diff import (
     DiffResult,
-    SpaceView,
     diff_views,
-    is_saved_analysis,
-    views_from_analysis,
-    views_from_json,
+    side_views,
 )
 from sc_mlir.compare.passes import PassTimelines, read_timelines
 from sc_mlir.failures.explain import Explanation, explain_all
@@ -50,17 +47,11 @@ def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[
     """Compare two dumps (paths, loaded dumps, or saved analysis JSON files)."""
     table = build_bounds(None, chip, bounds, bounds_source="bounds=...")
 
-    def views(side: Dump | str | os.PathLike[str]) -> tuple[list[SpaceView], str]:
-        if isinstance(side, Dump):
-            return views_from_analysis(side.analyze(table), side.path), side.path
-        path = str(side)
-        if is_saved_analysis(path):
-            return views_from_json(path), path
-        dump = load(path, settings=settings)
-        return views_from_analysis(dump.analyze(table), path), path
+    def read(path: str) -> Dump:
+        return load(path, settings=settings)
 
-    before_views, before_name = views(before)
-    after_views, after_name = views(after)
+    before_views, before_name = side_views(before, table, read)
+    after_views, after_name = side_views(after, table, read)
     return diff_views(before_views, after_views, before_name, after_name)
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from sc_mlir.analysis import Analysis, analyze_records
 from sc_mlir.cli.app import (
     EXIT_UNUSABLE,
     err_console,
@@ -18,9 +17,7 @@ from sc_mlir.cli.app import (
 )
 from sc_mlir.compare.diff import (
     SpaceView,
-    is_saved_analysis,
-    views_from_analysis,
-    views_from_json,
+    side_views,
 )
 from sc_mlir.failures.logs import Failure, read_log
 from sc_mlir.model.allocation import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
@@ -164,15 +161,13 @@ def read_log_or_exit(path: Path) -> list[Failure]:
 
 def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
            quiet: bool) -> list[SpaceView]:
-    if is_saved_analysis(str(path)):
-        try:
-            return views_from_json(str(path))
-        except (ValueError, KeyError, OSError) as exc:
-            err_console().print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(EXIT_UNUSABLE) from None
-    dump = load_dump(str(path), jobs, settings, quiet)
-    analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
-    return views_from_analysis(analysis, str(path))
+    try:
+        views, _ = side_views(path, bounds,
+                              lambda source: load_dump(source, jobs, settings, quiet))
+    except (ValueError, KeyError, OSError) as exc:  # a saved analysis that does not read
+        err_console().print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+    return views
 
 
 def bounds_or_exit(settings_file: Config, chip: str | None, bound: list[str] | None,

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport
+from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport, analyze
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.dump import Dump
 from sc_mlir.model.spaces import space_matches
 
 if TYPE_CHECKING:
@@ -509,6 +511,20 @@ def diff_views(before: list[SpaceView], after: list[SpaceView], before_name: str
 def edits_of(result: DiffResult, kinds: Iterable[type]) -> list[Edit]:
     wanted = tuple(kinds)
     return [e for e in result.allocations if isinstance(e, wanted)]
+
+
+def side_views(side: Dump | str | os.PathLike[str], bounds: Bounds,
+               load_dump: Callable[[str], Dump]) -> tuple[list[SpaceView], str]:
+    """One side of a diff and its name, from whatever the user gave: a loaded dump, a
+    saved analysis (`analyze --format json --allocations`), or a dump's path, which
+    `load_dump` reads (the API and the CLI load differently: progress bar, exit codes).
+    The one "dump or saved analysis" rule, for `sc_mlir.diff` and `sc-mlir diff`."""
+    if isinstance(side, Dump):
+        return views_from_analysis(analyze(side, bounds), side.path), side.path
+    path = str(side)
+    if is_saved_analysis(path):
+        return views_from_json(path), path
+    return views_from_analysis(analyze(load_dump(path), bounds), path), path
 
 
 def is_saved_analysis(path: str) -> bool:
