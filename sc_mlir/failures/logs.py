@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from sc_mlir.model.spaces import parse_space_id
 from sc_mlir.syntax.parse import AllocaSyntax, SyntaxProblem, parse_alloca
+from sc_mlir.syntax.patterns import SSA_RESULTS
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*+[ -/]*+[@-~]|\x1b\][^\x07\x1b]*+\x07|\x1b[()][0-9A-Za-z]")
 # Prefixes that loggers put in front of every (wrapped) line.
@@ -59,7 +60,7 @@ _E3000 = re.compile(
 _LOCATION_BEFORE = re.compile(
     r"(?P<loc>(?:\"[^\"]+\"|[\w.\-/]+)(?::\d+){1,2})\s*:\s*error\s*:", re.IGNORECASE)
 _NOTE = re.compile(_words("note: see current operation:") + r"\s*", re.IGNORECASE)
-_NOTE_OP_START = re.compile(r'(?:%[\w$.\-]+(?::\d+)?\s*=\s*)?(?:"memref\.alloca"|memref\.alloca)')
+_NOTE_OP_START = re.compile(rf'(?:{SSA_RESULTS}\s*=\s*)?(?:"memref\.alloca"|memref\.alloca)')
 _E3001 = re.compile(_words("No viable logical replica count"), re.IGNORECASE)
 _KEY_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)")
 _FIXED_SIZE = re.compile(

@@ -14,10 +14,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from sc_mlir.syntax.patterns import SSA_RESULTS
+
 SNIFF_BYTES = 256 * 1024
 _MLIR_SIGNAL = re.compile(
     rb"(?m)^[ \t]*(?:module\b|\"builtin\.module\"|func\.func\b|\"func\.func\"|"
-    rb"%[\w$.\-]+(?::\d+)?[ \t]*=|#[\w$.\-]+[ \t]*=|![\w$.\-]+[ \t]*=|// -----|"
+    + SSA_RESULTS.encode() + rb"[ \t]*=|#[\w$.\-]+[ \t]*=|![\w$.\-]+[ \t]*=|// -----|"
     rb"\"?[a-z_][\w$]*+\.[\w$.]++\"?[^\n]*?\bloc\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"

@@ -37,6 +37,7 @@ from sc_mlir.syntax.memref import (
     parse_dimension_list,
     scalar,
 )
+from sc_mlir.syntax.patterns import SSA_RESULTS
 
 
 @dataclass(frozen=True)
@@ -461,7 +462,7 @@ def _parse_body(text: str) -> _BodyParts:
     return _run(alloca_parser(), text, "alloca_body")
 
 
-_SINGLE_RESULT = re.compile(r"%[\w$.\-]+(?::[0-9]+)?")
+_SINGLE_RESULT = re.compile(SSA_RESULTS)
 
 
 def _parse_results(text: str) -> tuple[str, ...]:
