@@ -20,7 +20,7 @@ import json
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -312,6 +312,11 @@ class DiffResult:
     spaces: tuple[SpaceChange, ...]
     allocations: tuple[Edit, ...]
 
+    @property
+    def changed(self) -> list[Edit]:
+        """The allocas that changed (every edit but `Unchanged`), largest change first."""
+        return [e for e in self.allocations if not isinstance(e, Unchanged)]
+
     def select(self, spaces: Sequence[str] | None = None) -> DiffResult:
         if not spaces:
             return self
@@ -506,11 +511,6 @@ def diff_views(before: list[SpaceView], after: list[SpaceView], before_name: str
     edits.sort(key=lambda e: (-abs(e.delta_words), KIND[type(e)] == "unchanged", e.func,
                               e.space))
     return DiffResult(before_name, after_name, tuple(spaces), tuple(edits))
-
-
-def edits_of(result: DiffResult, kinds: Iterable[type]) -> list[Edit]:
-    wanted = tuple(kinds)
-    return [e for e in result.allocations if isinstance(e, wanted)]
 
 
 def side_views(side: Dump | str | os.PathLike[str], bounds: Bounds,

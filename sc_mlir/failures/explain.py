@@ -33,7 +33,6 @@ COLLECTIVE_OFFLOAD_FLAGS = (
     "--xla_tpu_enable_sparse_core_collective_offload_all_gather=false",
     "--xla_tpu_enable_sparse_core_collective_offload_all_reduce=false",
 )
-ON_CHIP_SPACES = {0, 201, 202, 204}
 HBM = 203
 
 

@@ -76,7 +76,6 @@ _CONTINUATION_WORD = re.compile(
     + rb")(?![\w$.])"
 )
 _LOC_NAME = re.compile(rb"\n#loc(\d*) = ")
-_LOC_ALIAS = re.compile(r"#loc(\d*)")
 # One `#locN = loc(...)` line, its brackets balanced up to depth 4. The careful reader
 # counts brackets inside strings too (and `->`, `>=`, `<=` as no brackets): a string may
 # hold balanced `(...)` and `<...>` (`"jit(f)/fusion"`, `"f.<locals>.g"`) and no other
@@ -821,31 +820,6 @@ _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 
 def _first(pair: tuple[int, frozenset[int]]) -> int:
     return pair[0]
-
-
-def _alternation(names: list[bytes]) -> bytes:
-    """A regex matching exactly these names, as a trie: each alternative fails at its first
-    byte, where a plain alternation of hundreds of names would try every one."""
-    trie: dict = {}
-    for name in names:
-        node = trie
-        for byte in name:
-            node = node.setdefault(byte, {})
-        node[None] = {}
-    return _trie_pattern(trie)
-
-
-def _trie_pattern(node: dict) -> bytes:
-    branches = []
-    optional = None in node
-    for byte, child in sorted((k, v) for k, v in node.items() if k is not None):
-        branches.append(re.escape(bytes([byte])) + _trie_pattern(child))
-    if not branches:
-        return b""
-    body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-    if optional:
-        return b"(?:" + body + b")?"
-    return body
 
 
 class _Binding:

@@ -71,7 +71,7 @@ def space_object(c: SpaceChange) -> dict[str, object]:
 
 
 def diff_object(result: DiffResult, top: int | None = None) -> dict[str, object]:
-    edits = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    edits = result.changed
     unchanged = len(result.allocations) - len(edits)
     return {
         "before": result.before,
@@ -115,7 +115,7 @@ def print_diff(console: Console, result: DiffResult, top: int) -> None:
                           Text(signed(c.delta_words), style=_style(c.delta_words)),
                           verdicts, versus)
         console.print(fitted(console, table))
-    edits = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    edits = result.changed
     unchanged = len(result.allocations) - len(edits)
     console.print()
     if not edits:

@@ -334,7 +334,6 @@ def diagnostics_html(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def diff_tables(result: DiffResult) -> str:
-    from sc_mlir.compare.diff import KIND
     from sc_mlir.render.diff_render import edit_object
 
     rows = []
@@ -349,7 +348,7 @@ def diff_tables(result: DiffResult) -> str:
     spaces = table(("func", "space", "before: stack peak", "after: stack peak",
                     "Δ (after − before)", "before: verdict", "after: verdict",
                     "after: words over", "after: words free"), rows)
-    changes = [edit_object(e) for e in result.allocations if KIND[type(e)] != "unchanged"]
+    changes = [edit_object(e) for e in result.changed]
     rows = ["<tr>" + _cell(e["kind"]) + _cell(e["func"]) + _cell(e["space"])
             + _cell(e["name_before"]) + _cell(e["name_after"])
             + _cell(e["words_before"], True) + _cell(e["words_after"], True)

@@ -291,7 +291,7 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     left.legend(fontsize=7)
     from sc_mlir.compare.diff import KIND
 
-    changed = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    changed = result.changed
     shown = changed[:top]
     rest = changed[top:]
     names = []
