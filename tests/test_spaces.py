@@ -1,4 +1,4 @@
-"""Memory spaces: raw text -> (id, name), with the SparseCore rules of SEMANTICS.md."""
+"""Memory spaces: raw text -> (id, name), with the SparseCore rules of docs/SEMANTICS.md §2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One memory space of one func, analysed: the three views side by side and the verdict."""
+"""One memory space of one func, analysed: the three views side by side and the verdict
+(docs/SEMANTICS.md §7), and the cheapest fix (§8)."""
 
 from __future__ import annotations
 

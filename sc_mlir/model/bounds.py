@@ -1,7 +1,7 @@
 """How many words each memory space may hold, and the alignment assumed for its allocas.
 
 Only one bound comes from a real compiler message: space 201 (TileSpmem) -> 131071 words.
-`--chip` takes TileSpmem and TensorCore VMEM from jax's per-chip table (SEMANTICS.md,
+`--chip` takes TileSpmem and TensorCore VMEM from jax's per-chip table (docs/SEMANTICS.md §9,
 `CHIPS`); every other space is unknown until the user gives it (`--bound`, a config file)
 or a log states it. Each
 value remembers where it came from, so reports can say so.

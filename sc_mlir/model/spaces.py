@@ -1,4 +1,4 @@
-"""Memory spaces: raw text -> canonical id and name, per SEMANTICS.md.
+"""Memory spaces: raw text -> canonical id and name, per docs/SEMANTICS.md §2.
 
 | id  | name       | also printed as                                              |
 |-----|------------|--------------------------------------------------------------|

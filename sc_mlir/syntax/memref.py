@@ -1,6 +1,6 @@
 """MemRef types and their sizes in bits, bytes and 4-byte words.
 
-A word is 4 bytes (SEMANTICS.md). Sub-word element types pack: a memref of 3 x bf16
+A word is 4 bytes (docs/SEMANTICS.md §3). Sub-word element types pack: a memref of 3 x bf16
 holds 48 bits = 6 bytes = 2 words, rounded up once per allocation, never per element.
 
 >>> t = MemRefType("memref<23440xf32, 201>", (23440,), scalar("f32"), ("201",))
@@ -30,7 +30,7 @@ _FIXED_BITS = {
 }
 # Dialect element types whose size no public source states, with the width sc-mlir
 # assumes and says it assumes: a Mosaic semaphore is taken to be one 4-byte word (sync
-# flags are counters; SEMANTICS.md maps their space, 204, to sync flags).
+# flags are counters; docs/SEMANTICS.md §2 maps their space, 204, to sync flags).
 ASSUMED_ELEMENT_BITS = {
     "!tpu.dma_semaphore": 32,
     "!tpu.semaphore": 32,
