@@ -7,7 +7,7 @@ before a stray quote, a 2 MB word, a type nested thousands deep...) inside a sma
 dump, read by `sc_mlir.load` and analysed, at two sizes. A linear reader takes the same
 time per MB at both sizes; the last column is the growth of the time per MB (about 1.0 is
 linear, about the size ratio is quadratic). A log case times `sc-mlir explain`'s reader.
-Nothing is asserted: the test suite only guards against hangs (tests/test_hostile.py).
+Nothing is asserted: the test suite only guards against hangs (tests/read/test_hostile.py).
 """
 
 from __future__ import annotations

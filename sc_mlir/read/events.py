@@ -11,7 +11,7 @@ escape, no resources section, one op per line with its brackets balanced, every 
 a line an attribute dict, single-block regions, a trailing `#loc` table numbered in order.
 For anything else `read_events` returns None and the careful line reader
 (`sc_mlir.read.scan.Scanner`) reads the file, which is always the authority: where both read a
-file, they give the same `FileScan` (tests/test_events.py holds them equal). The attribute
+file, they give the same `FileScan` (tests/read/test_events.py holds them equal). The attribute
 and alias definitions before the first op are read by the careful reader itself.
 """
 

@@ -7,7 +7,7 @@
    `memref.alloca` op in the text (outside comments and string literals, as an
    independent reader here counts them) is in the table or in a diagnostic.
 
-More examples: SC_MLIR_PROPERTY_EXAMPLES=2000 pytest tests/test_property_accounting.py
+More examples: SC_MLIR_PROPERTY_EXAMPLES=2000 pytest tests/analysis/test_property_accounting.py
 """
 
 from __future__ import annotations

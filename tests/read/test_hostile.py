@@ -311,7 +311,7 @@ def test_no_escape_sequence_from_a_dump_reaches_the_terminal(tmp_path):
 def test_input_never_executes():
     """No eval or exec, no unpickling, no network in the package (the lark table cache is
     a pickle in a private directory: see syntax._private_cache_file)."""
-    package = Path(__file__).resolve().parent.parent / "sc_mlir"
+    package = Path(__file__).resolve().parents[2] / "sc_mlir"
     forbidden = ("eval(", "exec(", "pickle.load", "import pickle", "import socket",
                  "urllib", "http.client", "requests")
     for source in package.rglob("*.py"):

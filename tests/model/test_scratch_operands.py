@@ -18,7 +18,7 @@ from sc_mlir.api import diff, explain
 from sc_mlir.cli import app
 from sc_mlir.model.dump import load
 
-PALLAS = Path(__file__).resolve().parent.parent / "fixtures" / "pallas"
+PALLAS = Path(__file__).resolve().parents[2] / "fixtures" / "pallas"
 EXPECTED = json.loads((PALLAS / "expected.json").read_text())["files"]
 KIND = {"alloca": "alloca", "sem_alloc": "semaphore", "scratch_operand": "scratch_operand"}
 runner = CliRunner()
