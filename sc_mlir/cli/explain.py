@@ -28,8 +28,9 @@ from sc_mlir.cli.inputs import (
     settings_file_of,
 )
 from sc_mlir.failures.explain import explain_all
+from sc_mlir.formats.explain_rows import explanation_object
 from sc_mlir.formats.records import to_json
-from sc_mlir.render.explain_render import explanation_object, print_explanations
+from sc_mlir.render.explain_render import print_explanations
 
 LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
                    "log: plain text, with ANSI colours, a Python traceback, JSON lines, or "

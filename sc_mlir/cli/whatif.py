@@ -43,11 +43,12 @@ from sc_mlir.cli.inputs import (
     write_html,
 )
 from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
+from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.bounds import (
     parse_assignments,
 )
-from sc_mlir.render.diff_render import EDIT_COLUMNS, diff_object, edit_object, print_diff
+from sc_mlir.render.diff_render import print_diff
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )

@@ -19,8 +19,9 @@ from sc_mlir.analysis import (
 )
 from sc_mlir.analysis.rollup import roll_up
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.render.terminal import fitted, indented, short_path
+from sc_mlir.render.terminal import fitted, indented
 from sc_mlir.support.numbers import num
+from sc_mlir.support.paths import short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
          FITS: "green"}

@@ -13,8 +13,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import ALLOCATOR_LIMITED, FITS, OVERFLOW, UNKNOWN_BOUND
-from sc_mlir.render.terminal import short_path
 from sc_mlir.support.numbers import num
+from sc_mlir.support.paths import short_path
 
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
@@ -334,7 +334,7 @@ def diagnostics_html(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def diff_tables(result: DiffResult) -> str:
-    from sc_mlir.render.diff_render import edit_object
+    from sc_mlir.formats.diff_rows import edit_object
 
     rows = []
     for c in result.spaces:

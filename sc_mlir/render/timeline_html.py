@@ -6,10 +6,11 @@ from __future__ import annotations
 from html import escape
 
 from sc_mlir.compare.passes import PassChange, PassTimelines, Timeline
+from sc_mlir.formats.passes_rows import change_object
 from sc_mlir.render.html import _cell, _page, _verdict, diagnostics_html, png_img, table
-from sc_mlir.render.terminal import short_path
-from sc_mlir.render.timeline_render import change_object, changed_steps
+from sc_mlir.render.timeline_render import changed_steps
 from sc_mlir.support.numbers import ABSENT, num
+from sc_mlir.support.paths import short_path
 
 
 def _change_html(title: str, change: PassChange) -> str:
