@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_rollup import EXAMPLES, programs
+from random_programs import EXAMPLES, programs
 from typer.testing import CliRunner
 
 import sc_mlir

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 from conftest import CORPUS
-from test_property_accounting import accounted, alloca_ops_in, stack_allocas
+from reference_reader import accounted, alloca_ops_in, stack_allocas
 
 from sc_mlir.model.dump import load
 
