@@ -41,7 +41,7 @@ from sc_mlir.compare.diff import (
 )
 from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.render.diff_render import print_diff
+from sc_mlir.render.diff_terminal import print_diff
 
 
 @app.command(cls=Command,

@@ -30,7 +30,7 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.failures.explain import explain_all
 from sc_mlir.formats.explain_rows import explanation_object
 from sc_mlir.formats.records import to_json
-from sc_mlir.render.explain_render import print_explanations
+from sc_mlir.render.explain_terminal import print_explanations
 
 LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
                    "log: plain text, with ANSI colours, a Python traceback, JSON lines, or "

@@ -37,10 +37,10 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.compare.passes import read_timelines
 from sc_mlir.formats.passes_rows import STEP_COLUMNS, step_rows, timelines_object
 from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.render.passes_terminal import print_timelines
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )
-from sc_mlir.render.timeline_render import print_timelines
 
 
 @app.command(cls=Command,

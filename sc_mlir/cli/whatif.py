@@ -48,7 +48,7 @@ from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.bounds import (
     parse_assignments,
 )
-from sc_mlir.render.diff_render import print_diff
+from sc_mlir.render.diff_terminal import print_diff
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )

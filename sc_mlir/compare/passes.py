@@ -172,7 +172,7 @@ class Timeline:
 
     def plot(self, ax: Axes | None = None) -> Figure:
         """Stack and liveness peaks per pass against the bound, the first crossing marked."""
-        from sc_mlir.render.timeline_plot import plot_passes
+        from sc_mlir.render.passes_plot import plot_passes
 
         return plot_passes(self, ax=ax)
 
@@ -224,12 +224,12 @@ class PassTimelines:
         return self.timeline(func, space).plot(ax=ax)
 
     def to_html(self) -> str:
-        from sc_mlir.render.timeline_html import timelines_report
+        from sc_mlir.render.passes_html import timelines_report
 
         return timelines_report(self)
 
     def _repr_html_(self) -> str:
-        from sc_mlir.render.timeline_html import timelines_tables
+        from sc_mlir.render.passes_html import timelines_tables
 
         return timelines_tables(self)
 

@@ -36,7 +36,7 @@ from sc_mlir.compare.passes import (
     timelines_from_analysis,
 )
 from sc_mlir.model.bounds import Bounds
-from sc_mlir.render.timeline_plot import labelled_steps, plot_passes
+from sc_mlir.render.passes_plot import labelled_steps, plot_passes
 
 PASSES = FIXTURES / "passes"
 AFTER_ALL = PASSES / "after_all" / "gather_rows.mlir"

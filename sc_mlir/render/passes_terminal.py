@@ -11,7 +11,7 @@ from sc_mlir.compare.passes import CROSSING_VERDICTS, PassChange, PassStep, Pass
 from sc_mlir.formats.passes_rows import (
     change_object,
 )
-from sc_mlir.render.diff_render import SHORT, signed
+from sc_mlir.render.diff_terminal import SHORT, signed
 from sc_mlir.support.numbers import ABSENT, num
 from sc_mlir.support.paths import short_path
 

@@ -8,7 +8,7 @@ from html import escape
 from sc_mlir.compare.passes import PassChange, PassTimelines, Timeline
 from sc_mlir.formats.passes_rows import change_object
 from sc_mlir.render.html import _cell, _page, _verdict, diagnostics_html, png_img, table
-from sc_mlir.render.timeline_render import changed_steps
+from sc_mlir.render.passes_terminal import changed_steps
 from sc_mlir.support.numbers import ABSENT, num
 from sc_mlir.support.paths import short_path
 
@@ -77,8 +77,8 @@ def timelines_tables(result: PassTimelines) -> str:
 
 
 def timelines_report(result: PassTimelines, max_sections: int = 12) -> str:
+    from sc_mlir.render.passes_plot import plot_passes
     from sc_mlir.render.plots import figure_png
-    from sc_mlir.render.timeline_plot import plot_passes
 
     title = f"sc-mlir passes: {result.source}"
     body = [f"<h1>{escape(title)}</h1>",
