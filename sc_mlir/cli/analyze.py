@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from sc_mlir.analysis import SPACE_COLUMNS, Analysis, analyze_records, space_row
+from sc_mlir.analysis import SPACE_COLUMNS, space_row
+from sc_mlir.analysis import analyze as analyze_dump
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
@@ -107,7 +108,7 @@ def analyze(
     dump = load_dump(source, jobs, load_settings(settings_file), quiet)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)
-    analysis = Analysis(analyze_records(dump.records, bounds), list(dump.diagnostics), bounds)
+    analysis = analyze_dump(dump, bounds)
     analysis = analysis.select(space, func)
     by = group_by.value if group_by is not None else None
     if html is not None:

@@ -20,7 +20,7 @@ from sc_mlir.compare.diff import (
     side_views,
 )
 from sc_mlir.failures.logs import Failure, read_log
-from sc_mlir.model.allocation import DEFAULT_SCOPE_OPS, Allocation, ModelSettings
+from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import (
     Bounds,
     Config,
@@ -36,9 +36,8 @@ from sc_mlir.model.dump import (
     example_path,
     load,
 )
-from sc_mlir.model.spaces import SpaceMap, space_matches
+from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
-from sc_mlir.read.scan import DEFAULT_RUN_ONCE_OPS, ScanSettings
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )
@@ -100,17 +99,12 @@ def settings_file_of(path: Path | None) -> Config:
 
 
 def load_settings(config: Config) -> LoadSettings:
-    """What the config file changes in reading: space names, scope and run-once ops."""
+    """What the config file changes in reading; a bad mapping is a usage error."""
     try:
-        space_map = SpaceMap.default().with_overrides(config.spaces)
+        return LoadSettings.from_config(config)
     except ValueError as exc:
-        err_console().print(f"[red]error:[/red] {config.path}: {exc}")
+        err_console().print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_UNUSABLE) from None
-    scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
-    run_once = DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None else config.run_once_ops
-    model = ModelSettings(space_map, frozenset(scope_ops))
-    scan = ScanSettings(run_once_ops=frozenset(run_once))
-    return LoadSettings(scan, model)
 
 
 def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,

@@ -19,7 +19,13 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir.model.allocation import Allocation, ModelSettings, build_allocations
+from sc_mlir.model.allocation import (
+    DEFAULT_SCOPE_OPS,
+    Allocation,
+    ModelSettings,
+    build_allocations,
+)
+from sc_mlir.model.spaces import SpaceMap
 from sc_mlir.read import jaxbridge, parts
 from sc_mlir.read.discover import Skipped, discover
 from sc_mlir.read.events import read_events
@@ -32,7 +38,14 @@ from sc_mlir.read.progress import (
     count_in_worker,
     start_worker,
 )
-from sc_mlir.read.scan import Diagnostic, ScanSettings, is_skipped_allocation, scan_file, scan_text
+from sc_mlir.read.scan import (
+    DEFAULT_RUN_ONCE_OPS,
+    Diagnostic,
+    ScanSettings,
+    is_skipped_allocation,
+    scan_file,
+    scan_text,
+)
 from sc_mlir.support.gcpause import paused_gc
 from sc_mlir.support.tables import frame_of
 from sc_mlir.syntax.parse import warm_parsers
@@ -41,7 +54,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sc_mlir.analysis import Analysis
-    from sc_mlir.model.bounds import Bounds
+    from sc_mlir.model.bounds import Bounds, Config
 
 # Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
 ALLOCATION_COLUMNS: tuple[str, ...] = (
@@ -74,6 +87,20 @@ class FileResult:
 class LoadSettings:
     scan: ScanSettings = field(default_factory=ScanSettings)
     model: ModelSettings = field(default_factory=ModelSettings)
+
+    @classmethod
+    def from_config(cls, config: Config) -> LoadSettings:
+        """What a config file changes in reading: space names, scope and run-once ops.
+        Raises ValueError (naming the file) for a space mapping that does not read."""
+        try:
+            space_map = SpaceMap.default().with_overrides(config.spaces)
+        except ValueError as exc:
+            raise ValueError(f"{config.path}: {exc}") from None
+        scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
+        run_once = (DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None
+                    else config.run_once_ops)
+        return cls(ScanSettings(run_once_ops=frozenset(run_once)),
+                   ModelSettings(space_map, frozenset(scope_ops)))
 
 
 def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
