@@ -5,8 +5,8 @@ from __future__ import annotations
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE
+from sc_mlir.model.locations import SourceLocation
 from sc_mlir.read.scan import Diagnostic
-from sc_mlir.syntax.locations import SourceLocation
 
 
 def location(loc: SourceLocation) -> dict[str, object]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sc_mlir.model.locations import UNRESOLVED, LocationTable, SourceLocation
 from sc_mlir.model.spaces import SpaceMap, resolve_attribute_alias, split_params
 from sc_mlir.read.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
-from sc_mlir.syntax.locations import UNRESOLVED, AliasLoc, Location, LocationTable, SourceLocation
+from sc_mlir.syntax.locations import AliasLoc, Location
 from sc_mlir.syntax.memref import (
     ASSUMED_ELEMENT_BITS,
     MemRefType,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from sc_mlir.model.allocation import build_allocations
+from sc_mlir.model.locations import LocationTable
 from sc_mlir.read.scan import scan_text
-from sc_mlir.syntax.locations import AliasLoc, CallSiteLoc, FileLoc, LocationTable, NameLoc
+from sc_mlir.syntax.locations import AliasLoc, CallSiteLoc, FileLoc, NameLoc
 
 
 def resolve(table: dict[str, str], start: str):
