@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sc_mlir.embedded import find_kernels
+from sc_mlir.read.embedded import find_kernels
 
 PROGRAM = Path(__file__).resolve().parent.parent / "fixtures" / "lowered" / \
     "two_kernels.stablehlo.mlir"

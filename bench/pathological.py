@@ -11,7 +11,7 @@ memory per MB at every size; the `growth` columns divide the figure per MB at th
 size by the one at the smallest (about 1.0 is linear, about the size ratio is quadratic).
 Memory is the process's peak RSS above that of a process that read the bare dump (the
 reference, measured in the same run). A log case times `sc-mlir explain`'s reader.
-Nothing is asserted: the test suite only guards against hangs (tests/test_hostile.py).
+Nothing is asserted: the test suite only guards against hangs (tests/read/test_hostile.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sc_mlir.dump import load
-from sc_mlir.logs import read_log_text
+from sc_mlir.failures.logs import read_log_text
+from sc_mlir.model.dump import load
 
 HEAD = "module {\n  func.func @f(%arg0: memref<8xf32, 203>) {\n" \
        "    %0 = memref.alloca() : memref<64xf32, 201>\n"

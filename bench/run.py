@@ -160,7 +160,7 @@ def sc_mlir_command() -> list[str]:
 
 
 # sc-mlir with the fast reader turned off: every file read by the careful line reader.
-CAREFUL_COMMAND = [sys.executable, "-c", "import sys; from sc_mlir import events; "
+CAREFUL_COMMAND = [sys.executable, "-c", "import sys; from sc_mlir.read import events; "
                    "events.MAX_FILE_BYTES = -1; from sc_mlir.cli import main; main()"]
 
 

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Imported on first use, so that `import sc_mlir.scan` (and the command line) does not pay
+# Imported on first use, so that `import sc_mlir.read.scan` (and the command line) does not pay
 # for pandas, networkx and matplotlib.
 _EXPORTS = {
-    "Dump": "sc_mlir.dump",
-    "NoMLIRFound": "sc_mlir.dump",
-    "load": "sc_mlir.dump",
-    "example_path": "sc_mlir.dump",
+    "Dump": "sc_mlir.model.dump",
+    "NoMLIRFound": "sc_mlir.model.dump",
+    "load": "sc_mlir.model.dump",
+    "example_path": "sc_mlir.model.dump",
     "diff": "sc_mlir.api",
     "explain": "sc_mlir.api",
     "plot_diff": "sc_mlir.api",
@@ -32,8 +32,12 @@ _EXPORTS = {
     "check": "sc_mlir.lowered",
     "assert_fits": "sc_mlir.lowered",
     "KernelDoesNotFit": "sc_mlir.lowered",
+    # Errors README.md tells users to catch, at their pre-layering paths' top level.
+    "EditError": "sc_mlir.compare.whatif",
+    "JaxApiError": "sc_mlir.read.jaxbridge",
 }
-__all__ = ["Dump", "KernelDoesNotFit", "NoMLIRFound", "assert_fits", "check", "diff",
+__all__ = ["Dump", "EditError", "JaxApiError", "KernelDoesNotFit", "NoMLIRFound", "assert_fits",
+           "check", "diff",
            "example_diff_paths", "example_log_path", "example_passes_path", "example_path",
            "explain", "from_lowered", "load", "passes", "plot_diff", "plot_passes"]
 
@@ -48,8 +52,10 @@ if TYPE_CHECKING:
         plot_diff,
         plot_passes,
     )
-    from sc_mlir.dump import Dump, NoMLIRFound, example_path, load
+    from sc_mlir.compare.whatif import EditError
     from sc_mlir.lowered import KernelDoesNotFit, assert_fits, check, from_lowered
+    from sc_mlir.model.dump import Dump, NoMLIRFound, example_path, load
+    from sc_mlir.read.jaxbridge import JaxApiError
 
 
 def __getattr__(name: str) -> Any:

@@ -8,19 +8,16 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sc_mlir.bounds import Bounds
-from sc_mlir.dump import Dump, LoadSettings, load
-from sc_mlir.dumpdiff import (
+from sc_mlir.compare.diff import (
     DiffResult,
-    SpaceView,
     diff_views,
-    is_saved_analysis,
-    views_from_analysis,
-    views_from_json,
+    side_views,
 )
-from sc_mlir.explanation import Explanation, explain_all
-from sc_mlir.logs import read_log
-from sc_mlir.timeline import PassTimelines, read_timelines
+from sc_mlir.compare.passes import PassTimelines, read_timelines
+from sc_mlir.failures.explain import Explanation, explain_all
+from sc_mlir.failures.logs import read_log
+from sc_mlir.model.bounds import Bounds, build_bounds
+from sc_mlir.model.dump import Dump, LoadSettings, load
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -35,43 +32,26 @@ class Explanations(list[Explanation]):
         return explanations_html(self)
 
 
-def _bounds(bounds: Bounds | Mapping[str, int] | None, chip: str | None) -> Bounds:
-    if isinstance(bounds, Bounds):
-        return bounds
-    table = Bounds.default()
-    if chip:
-        table = table.with_chip(chip)
-    if bounds:
-        table = table.with_bounds(dict(bounds), "bounds=...")
-    return table
-
-
 def explain(log: str | os.PathLike[str], dump: Dump | str | os.PathLike[str] | None = None,
             bounds: Bounds | Mapping[str, int] | None = None) -> Explanations:
     """Every SparseCore allocation failure in `log`, matched to `dump` and checked."""
     failures = read_log(str(log))
     loaded = load(dump) if isinstance(dump, (str, os.PathLike)) else dump
-    return Explanations(explain_all(failures, loaded, _bounds(bounds, None),
-                                    log_name=Path(log).name))
+    table = build_bounds(None, None, bounds, bounds_source="bounds=...")
+    return Explanations(explain_all(failures, loaded, table, log_name=Path(log).name))
 
 
 def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[str],
          bounds: Bounds | Mapping[str, int] | None = None, chip: str | None = None,
          settings: LoadSettings | None = None) -> DiffResult:
     """Compare two dumps (paths, loaded dumps, or saved analysis JSON files)."""
-    table = _bounds(bounds, chip)
+    table = build_bounds(None, chip, bounds, bounds_source="bounds=...")
 
-    def views(side: Dump | str | os.PathLike[str]) -> tuple[list[SpaceView], str]:
-        if isinstance(side, Dump):
-            return views_from_analysis(side.analyze(table), side.path), side.path
-        path = str(side)
-        if is_saved_analysis(path):
-            return views_from_json(path), path
-        dump = load(path, settings=settings)
-        return views_from_analysis(dump.analyze(table), path), path
+    def read(path: str) -> Dump:
+        return load(path, settings=settings)
 
-    before_views, before_name = views(before)
-    after_views, after_name = views(after)
+    before_views, before_name = side_views(before, table, read)
+    after_views, after_name = side_views(after, table, read)
     return diff_views(before_views, after_views, before_name, after_name)
 
 
@@ -88,7 +68,8 @@ def passes(path: str | os.PathLike[str], bounds: Bounds | Mapping[str, int] | No
     >>> [s.arg for s in t.steps], t.first_crossing.arg, t.first_crossing.delta_stack_words
     (['cse', 'mem2reg', 'canonicalize', 'cse'], 'canonicalize', 69936)
     """
-    return read_timelines(path, _bounds(bounds, chip), settings, spaces, funcs)
+    return read_timelines(path, build_bounds(None, chip, bounds, bounds_source="bounds=..."),
+                          settings, spaces, funcs)
 
 
 def plot_passes(result: PassTimelines, func: str, space: int | str) -> Figure:

@@ -15,11 +15,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sc_mlir import jaxbridge
 from sc_mlir.analysis import Analysis
-from sc_mlir.bounds import Bounds
-from sc_mlir.dump import Dump, LoadSettings, read_program_kernels
-from sc_mlir.programs import program_of
+from sc_mlir.model.bounds import CHIP_ALIASES, Bounds
+from sc_mlir.model.dump import Dump, LoadSettings, read_program_kernels
+from sc_mlir.read import jaxbridge
+from sc_mlir.read.programs import program_of
 
 _MODULE_NAME = re.compile(r"^\s*(?:module|HloModule)\s+@?([\w$.\-]+)", re.M)
 
@@ -46,13 +46,13 @@ def from_lowered(lowered: Any, *, name: str | None = None,
     dump = Dump(program_name, [], [], [], settings)
     program = program_of(text, program_name)
     if program is None:
-        from sc_mlir.scan import Diagnostic
+        from sc_mlir.read.scan import Diagnostic
 
         dump.diagnostics.append(Diagnostic(program_name, 0, 0, "no tpu_custom_call in the "
                                            "lowered program: it holds no Pallas kernel"))
         return dump
     if program.kernels and not jaxbridge.available():
-        from sc_mlir.programs import missing_jax_message
+        from sc_mlir.read.programs import missing_jax_message
 
         raise jaxbridge.JaxMissing(missing_jax_message([program]))
     for result in read_program_kernels(program, settings):
@@ -76,7 +76,7 @@ def check(fn: Callable[..., Any], *args: Any, chip: str = "7x",
 
     `args` are arrays or `jax.ShapeDtypeStruct`s, as `jax.jit(fn).trace` takes them.
     """
-    lowered = jaxbridge.lower(fn, args, chip)
+    lowered = jaxbridge.lower(fn, args, chip, CHIP_ALIASES)
     dump = from_lowered(lowered)
     return dump.analyze(bounds, chip=chip, align=align)
 

@@ -11,7 +11,7 @@ from conftest import REPO
 
 
 def test_installed_cli_runs_the_sample_from_another_directory(tmp_path):
-    code = ("import json, sc_mlir, sc_mlir.syntax as s, sc_mlir.dump as d; "
+    code = ("import json, sc_mlir, sc_mlir.syntax.parse as s, sc_mlir.model.dump as d; "
             "print(json.dumps([sc_mlir.__file__, str(s.grammar_dir()), d.example_path()]))")
     where = json.loads(subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True,
                                       capture_output=True, text=True).stdout)

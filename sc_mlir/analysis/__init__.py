@@ -34,11 +34,12 @@ from sc_mlir.analysis.report import (
     cheapest_fix,
 )
 from sc_mlir.analysis.rollup import Rollup, roll_up
-from sc_mlir.bounds import Bounds
-from sc_mlir.gcpause import paused_gc
-from sc_mlir.model import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.scan import Diagnostic, is_skipped_allocation
-from sc_mlir.tables import frame_of
+from sc_mlir.model.allocation import HEAP, SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.model.bounds import Bounds, build_bounds
+from sc_mlir.model.spaces import space_matches
+from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
+from sc_mlir.support.gcpause import paused_gc
+from sc_mlir.support.tables import frame_of
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from sc_mlir.dump import Dump
-    from sc_mlir.dumpdiff import DiffResult
+    from sc_mlir.compare.diff import DiffResult
+    from sc_mlir.model.dump import Dump
 
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
@@ -57,10 +58,12 @@ __all__ = [
 
 SPACE_COLUMNS = (
     "file", "chunk", "module", "func", "dump_header", "memory_space", "space_id",
-    "space_name", "bound_words", "bound_source", "align_bytes", "stack_peak_words",
+    "space_name", "bound_words", "bound_source", "alignment_bytes", "alignment_source",
+    "stack_peak_words",
     "liveness_peak_words", "packed_peak_words", "percent_of_bound", "headroom_words",
-    "verdict", "n_allocas", "n_scratch_operands", "n_semaphores", "n_unsized",
-    "crossing_name", "crossing_line", "crossing_upper_bound_words", "dead_reserved_words",
+    "verdict", "n_allocas", "n_scratch_operands", "n_semaphores", "unsized_allocas",
+    "crossing_name", "crossing_line", "crossing_offset_upper_bound_words",
+    "crossing_dead_reserved_words",
     "must_free_words",
 )
 
@@ -87,7 +90,7 @@ class Analysis:
         """One row per (file, chunk, func, space), worst first."""
         return frame_of((space_row(r) for r in self.reports), SPACE_COLUMNS,
                         ("space_id", "bound_words", "headroom_words", "crossing_line",
-                         "crossing_upper_bound_words"))
+                         "crossing_offset_upper_bound_words"))
 
     @cached_property
     def allocations(self) -> pd.DataFrame:
@@ -171,8 +174,8 @@ class Analysis:
     def plot_passes(self, func: str, space: int | str, ax: Axes | None = None) -> Figure:
         """For a print-after-all dump: the stack and liveness peaks of a func and space
         after every pass, against the bound, the first crossing marked (see
-        `sc_mlir.timeline`; `sc_mlir.passes(path)` streams dumps too large to load)."""
-        from sc_mlir.timeline import timelines_from_analysis
+        `sc_mlir.compare.passes`; `sc_mlir.passes(path)` streams dumps too large to load)."""
+        from sc_mlir.compare.passes import timelines_from_analysis
 
         return timelines_from_analysis(self).plot_passes(func, space, ax=ax)
 
@@ -203,7 +206,7 @@ class Analysis:
         default alignment in bytes. The answer is the diff of this analysis (BEFORE) and
         the edited one (AFTER), as `sc_mlir.diff` gives it. Raises `EditError` (a
         ValueError) for a selector that matches nothing."""
-        from sc_mlir.whatif import Edits, analysis_what_if
+        from sc_mlir.compare.whatif import Edits, analysis_what_if
 
         return analysis_what_if(self, Edits(dict(resize or {}), tuple(drop or ()),
                                             dict(scale or {}), dict(align or {})))
@@ -222,15 +225,7 @@ class Analysis:
 
 
 def _space_is(report: SpaceReport, space: int | str) -> bool:
-    from sc_mlir.spaces import NAME_ALIASES
-
-    text = str(space).strip()
-    if text.lstrip("-").isdigit():
-        return report.space_id == int(text)
-    lowered = text.lower()
-    if lowered in NAME_ALIASES:
-        return report.space_id == NAME_ALIASES[lowered]
-    return lowered in (report.space_name.lower(), (report.memory_space or "").lower())
+    return space_matches(space, report.space_id, report.space_name, report.memory_space)
 
 
 def space_row(report: SpaceReport) -> dict[str, object]:
@@ -240,18 +235,20 @@ def space_row(report: SpaceReport) -> dict[str, object]:
         "func": report.func, "dump_header": report.dump_header,
         "memory_space": report.memory_space, "space_id": report.space_id,
         "space_name": report.space_name, "bound_words": report.bound_words,
-        "bound_source": report.bound_source, "align_bytes": report.align_bytes,
+        "bound_source": report.bound_source, "alignment_bytes": report.align_bytes,
+        "alignment_source": report.align_source,
         "stack_peak_words": report.stack_peak_words,
         "liveness_peak_words": report.liveness_peak_words,
         "packed_peak_words": report.packed_peak_words,
         "percent_of_bound": report.percent_of_bound, "headroom_words": report.headroom_words,
         "verdict": report.verdict, "n_allocas": len(report.allocas),
         "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
-        "n_semaphores": report.count_of(SEMAPHORE), "n_unsized": len(report.unsized),
+        "n_semaphores": report.count_of(SEMAPHORE), "unsized_allocas": len(report.unsized),
         "crossing_name": crossing.alloca.name if crossing else None,
         "crossing_line": crossing.alloca.record.line if crossing else None,
-        "crossing_upper_bound_words": crossing.offset_upper_bound_words if crossing else None,
-        "dead_reserved_words": crossing.dead_reserved_words if crossing else 0,
+        "crossing_offset_upper_bound_words": (crossing.offset_upper_bound_words if crossing
+                                              else None),
+        "crossing_dead_reserved_words": crossing.dead_reserved_words if crossing else 0,
         "must_free_words": report.must_free_words,
     }
 
@@ -301,14 +298,6 @@ def analyze(dump: Dump, bounds: Bounds | Mapping[str, int] | None = None, *,
     top of the built-in table; `chip` picks TileSpmem's bound from the per-chip table;
     `align` maps spaces to a default alignment in bytes.
     """
-    if isinstance(bounds, Bounds):
-        table = bounds
-    else:
-        table = Bounds.default()
-        if chip:
-            table = table.with_chip(chip)
-        if bounds:
-            table = table.with_bounds(dict(bounds), "analyze(bounds=...)")
-    if align:
-        table = table.with_alignments(dict(align), "analyze(align=...)")
+    table = build_bounds(None, chip, bounds, align, bounds_source="analyze(bounds=...)",
+                         align_source="analyze(align=...)")
     return Analysis(analyze_records(dump.records, table), list(dump.diagnostics), table)

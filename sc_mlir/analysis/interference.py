@@ -1,4 +1,5 @@
-"""The interference graph and a packed assignment of offsets under liveness.
+"""The interference graph and a packed assignment of offsets under liveness
+(docs/SEMANTICS.md §7).
 
 Nodes are allocas, edges join allocas live at the same time. Live ranges are intervals,
 so the graph is an interval graph: its heaviest clique is the liveness peak.

@@ -1,4 +1,5 @@
-"""Liveness: each alloca is live from its op to its last use (inclusive program points).
+"""Liveness: each alloca is live from its op to its last use (inclusive program points;
+the rules are docs/SEMANTICS.md §5).
 
 The largest sum of live words over all program points is the lower bound any allocator
 needs for the space.

@@ -1,4 +1,5 @@
-"""One memory space of one func, analysed: the three views side by side and the verdict."""
+"""One memory space of one func, analysed: the three views side by side and the verdict
+(docs/SEMANTICS.md §7), and the cheapest fix (§8)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import NamedTuple
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.liveness import liveness_peak
 from sc_mlir.analysis.stack import StackResult, simulate_stack
-from sc_mlir.bounds import WORD_BYTES, Bounds
-from sc_mlir.model import SCRATCH_OPERAND, Allocation
+from sc_mlir.model.allocation import SCRATCH_OPERAND, Allocation
+from sc_mlir.model.bounds import WORD_BYTES, Bounds
 
 FITS = "fits"
 ALLOCATOR_LIMITED = "allocator-limited"

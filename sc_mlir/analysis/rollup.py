@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
-from sc_mlir.model import Allocation
+from sc_mlir.model.allocation import Allocation
 
 NO_SOURCE = "(no source location)"
 NO_NAME = "(no name location)"

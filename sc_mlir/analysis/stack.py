@@ -1,4 +1,5 @@
-"""The scoped stack: what the compiler's E3000 message describes.
+"""The scoped stack: what the compiler's E3000 message describes (docs/SEMANTICS.md §1, §4,
+§7).
 
 Allocas are placed in program order on a bump pointer; when control leaves a scope op
 (func.func, tpu.region, memref.alloca_scope, a loop body...) the scope's allocas are popped

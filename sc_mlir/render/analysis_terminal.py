@@ -18,8 +18,10 @@ from sc_mlir.analysis import (
     SpaceReport,
 )
 from sc_mlir.analysis.rollup import roll_up
-from sc_mlir.model import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.render.terminal import fitted, indented, short_path
+from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.render.terminal import fitted, indented
+from sc_mlir.support.numbers import num
+from sc_mlir.support.paths import short_path
 
 STYLE = {OVERFLOW: "bold red", ALLOCATOR_LIMITED: "bold yellow", UNKNOWN_BOUND: "cyan",
          FITS: "green"}
@@ -27,10 +29,6 @@ MARK = {OVERFLOW: "✗", ALLOCATOR_LIMITED: "✗", UNKNOWN_BOUND: "?", FITS: "�
 
 
 KIND_LABEL = {SCRATCH_OPERAND: "scratch", SEMAPHORE: "semaphore", ALLOCA: "alloca"}
-
-
-def n(words: int | None) -> str:
-    return "?" if words is None else f"{words:,}"
 
 
 def percent(value: float | None) -> str:
@@ -42,7 +40,7 @@ def fix_lines(c: Crossing) -> list[str]:
     if not c.fix:
         return []
     lines = ["Cheapest fix for the func (fewest entries; dead-but-reserved first, then the "
-             f"smallest that suffice), {n(sum(s.free_words for s in c.fix))} words:"]
+             f"smallest that suffice), {num(sum(s.free_words for s in c.fix))} words:"]
     lines.extend(f"  - {step.advice()}" for step in c.fix)
     if c.fix_still_crosses is not None:
         lines.append(f"  With that, the stack still crosses the bound at "
@@ -85,11 +83,11 @@ def explain(report: SpaceReport, base: str, top: int, console: Console) -> Rende
         return Group(*parts)
     r = c.alloca.record
     parts.append(_para(
-        f"The scoped stack reaches {n(c.offset_upper_bound_words)} words when {c.alloca.name} "
-        f"({n(r.words)} words, {r.type}) is allocated at {short_path(r.file, base)}:{r.line}:"
+        f"The scoped stack reaches {num(c.offset_upper_bound_words)} words when {c.alloca.name} "
+        f"({num(r.words)} words, {r.type}) is allocated at {short_path(r.file, base)}:{r.line}:"
         f"{r.col}, from {source_of(r) or 'an unknown location'}."))
     parts.append(_para(
-        f"Bound: {n(bound)} words ({report.bound_source}); alignment {report.align_bytes} "
+        f"Bound: {num(bound)} words ({report.bound_source}); alignment {report.align_bytes} "
         f"bytes unless the op says otherwise ({report.align_source})."))
     parts.append(_para(
         f"As the compiler prints it: offset upper bound ({c.offset_upper_bound_words} words) "
@@ -98,14 +96,14 @@ def explain(report: SpaceReport, base: str, top: int, console: Console) -> Rende
         f" when allocating {c.allocating_words} words.", style="dim"))
     if report.verdict == ALLOCATOR_LIMITED:
         parts.append(_para(
-            f"True liveness peak: {n(report.liveness_peak_words)} words (a packed assignment "
-            f"needs {n(report.packed_peak_words)}): reuse would fit. The scopes keep "
-            f"{n(c.dead_reserved_words)} words reserved for {len(c.dead_reserved)} alloca(s) "
+            f"True liveness peak: {num(report.liveness_peak_words)} words (a packed assignment "
+            f"needs {num(report.packed_peak_words)}): reuse would fit. The scopes keep "
+            f"{num(c.dead_reserved_words)} words reserved for {len(c.dead_reserved)} alloca(s) "
             f"already past their last use.", style="yellow"))
     else:
         parts.append(_para(
-            f"Even with perfect reuse the liveness peak is {n(report.liveness_peak_words)} "
-            f"words: at least {n(report.must_free_words)} words must go.", style="red"))
+            f"Even with perfect reuse the liveness peak is {num(report.liveness_peak_words)} "
+            f"words: at least {num(report.must_free_words)} words must go.", style="red"))
     parts.extend(_para(line) for line in fix_lines(c))
     table = Table(title="entries on the stack at the crossing, largest first",
                   title_justify="left", header_style="bold", box=None, padding=(0, 1))
@@ -121,12 +119,12 @@ def explain(report: SpaceReport, base: str, top: int, console: Console) -> Rende
     for x in shown:
         rec = x.alloca.record
         table.add_row(Text(x.alloca.name), KIND_LABEL.get(rec.kind, rec.kind),
-                      n(x.alloca.words), f"{x.cumulative_percent:.1f}",
+                      num(x.alloca.words), f"{x.cumulative_percent:.1f}",
                       "live" if x.live else "dead", str(rec.line), str(rec.last_use_line),
                       Text(source_of(rec)))
     if len(c.contributors) > len(shown):
         rest = c.contributors[len(shown):]
-        table.add_row(f"+{len(rest)} more", "", n(sum(x.alloca.words for x in rest)), "", "",
+        table.add_row(f"+{len(rest)} more", "", num(sum(x.alloca.words for x in rest)), "", "",
                       "", "", "")
     parts.append(fitted(console, table, indent=2))
     return Group(*parts)
@@ -177,9 +175,9 @@ def summary_table(reports: list[SpaceReport], base: str) -> Table:
         space = str(r.space_id) if r.space_id is not None else r.space_name
         cells: list[Text | str] = [
             Text(r.verdict, style=STYLE[r.verdict]), Text(func), Text(space),
-            n(r.bound_words), n(r.stack_peak_words), percent(r.percent_of_bound),
-            n(r.liveness_peak_words),
-            n(r.packed_peak_words), str(len(r.allocas)) + ("*" if r.unsized else "")]
+            num(r.bound_words), num(r.stack_peak_words), percent(r.percent_of_bound),
+            num(r.liveness_peak_words),
+            num(r.packed_peak_words), str(len(r.allocas)) + ("*" if r.unsized else "")]
         if several_files:
             header = f" [after {r.dump_header}]" if r.dump_header else ""
             cells.append(Text(short_path(r.file, base) + header))
@@ -207,7 +205,7 @@ def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
     if rollup.peak_entry is not None:
         where = f" (reached at {rollup.peak_entry.name}, line {rollup.peak_entry.record.line})"
     heading = Text(f"func {report.func or '(none)'}, space {report.space_label}: stack peak "
-                   f"{n(rollup.total_words)} words{where}")
+                   f"{num(rollup.total_words)} words{where}")
     table = Table(header_style="bold", box=None, padding=(0, 1))
     table.add_column(by, no_wrap=True)
     table.add_column("entries", justify="right", no_wrap=True)
@@ -215,15 +213,15 @@ def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
     table.add_column("%", justify="right", no_wrap=True)
     shown = rollup.groups[:top] if top else rollup.groups
     for g in shown:
-        table.add_row(Text(g.key), str(g.n_allocas), n(g.words), f"{g.percent:.1f}")
+        table.add_row(Text(g.key), str(g.n_allocas), num(g.words), f"{g.percent:.1f}")
     rest = rollup.groups[len(shown):]
     if rest:
         words = sum(g.words for g in rest)
         share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
         table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
-                      n(words), f"{share:.1f}")
+                      num(words), f"{share:.1f}")
     if rollup.padding_words:
-        table.add_row("(alignment padding)", "", n(rollup.padding_words),
+        table.add_row("(alignment padding)", "", num(rollup.padding_words),
                       f"{rollup.padding_percent:.1f}")
     return Group(heading, fitted(console, table, indent=2))
 

@@ -13,14 +13,15 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import ALLOCATOR_LIMITED, FITS, OVERFLOW, UNKNOWN_BOUND
-from sc_mlir.render.terminal import short_path
+from sc_mlir.support.numbers import num
+from sc_mlir.support.paths import short_path
 
 if TYPE_CHECKING:
     from sc_mlir.analysis import Analysis, SpaceReport
     from sc_mlir.analysis.rollup import Rollup
-    from sc_mlir.dumpdiff import DiffResult
-    from sc_mlir.explanation import Explanation
-    from sc_mlir.scan import Diagnostic
+    from sc_mlir.compare.diff import DiffResult
+    from sc_mlir.failures.explain import Explanation
+    from sc_mlir.read.scan import Diagnostic
 
 VERDICT_CLASS = {OVERFLOW: "bad", ALLOCATOR_LIMITED: "warn", UNKNOWN_BOUND: "unknown",
                  FITS: "good"}
@@ -93,14 +94,10 @@ window.addEventListener('load', function () {
 """
 
 
-def _n(value: int | None) -> str:
-    return "?" if value is None else f"{value:,}"
-
-
 def _cell(value: object, numeric: bool = False, css: str = "") -> str:
     """A table cell; text from the dump is escaped, whole numbers get thousands commas."""
     if numeric and (value is None or isinstance(value, int)):
-        text = _n(value)  # type: ignore[arg-type]
+        text = num(value)  # type: ignore[arg-type]
     else:
         text = "" if value is None else escape(str(value))
     classes = " ".join(c for c in ("n" if numeric else "", css) if c)
@@ -189,9 +186,9 @@ def space_report_html(report: SpaceReport) -> str:
     """The notebook view of one SpaceReport: numbers, then every alloca."""
     return (f"<p><b>{escape(report.func)}</b>, memory space {escape(report.space_label)}: "
             f'<span class="{VERDICT_CLASS[report.verdict]}">{escape(report.verdict)}</span>; '
-            f"stack peak {_n(report.stack_peak_words)}, liveness peak "
-            f"{_n(report.liveness_peak_words)}, packed {_n(report.packed_peak_words)}, bound "
-            f"{_n(report.bound_words)} ({escape(report.bound_source)}).</p>"
+            f"stack peak {num(report.stack_peak_words)}, liveness peak "
+            f"{num(report.liveness_peak_words)}, packed {num(report.packed_peak_words)}, bound "
+            f"{num(report.bound_words)} ({escape(report.bound_source)}).</p>"
             + allocas_table(report))
 
 
@@ -202,7 +199,7 @@ def _explain_crossing(report: SpaceReport) -> str:
     r = c.alloca.record
     parts = [
         f"<p>The scoped stack reaches <b>{c.offset_upper_bound_words:,}</b> words when "
-        f"<b>{escape(c.alloca.name)}</b> ({_n(r.words)} words, <code>{escape(r.type)}</code>) is "
+        f"<b>{escape(c.alloca.name)}</b> ({num(r.words)} words, <code>{escape(r.type)}</code>) is "
         f"allocated at <code>{escape(r.file)}:{r.line}:{r.col}</code>, from "
         f"<code>{escape(r.loc.short() or 'an unknown location')}</code>; the bound is "
         f"{c.bound_words:,} words ({escape(report.bound_source)}), alignment "
@@ -341,8 +338,7 @@ def diagnostics_html(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def diff_tables(result: DiffResult) -> str:
-    from sc_mlir.dumpdiff import KIND
-    from sc_mlir.render.diff_render import edit_object
+    from sc_mlir.formats.diff_rows import edit_object
 
     rows = []
     for c in result.spaces:
@@ -356,7 +352,7 @@ def diff_tables(result: DiffResult) -> str:
     spaces = table(("func", "space", "before: stack peak", "after: stack peak",
                     "Δ (after − before)", "before: verdict", "after: verdict",
                     "after: words over", "after: words free"), rows)
-    changes = [edit_object(e) for e in result.allocations if KIND[type(e)] != "unchanged"]
+    changes = [edit_object(e) for e in result.changed]
     rows = ["<tr>" + _cell(e["kind"]) + _cell(e["func"]) + _cell(e["space"])
             + _cell(e["name_before"]) + _cell(e["name_after"])
             + _cell(e["words_before"], True) + _cell(e["words_after"], True)
@@ -394,9 +390,9 @@ def explanations_html(explanations: Sequence[Explanation]) -> str:
         matched = ""
         if e.matched is not None:
             r = e.matched.record
-            matched = (f"matched <b>{escape(r.name)}</b> ({_n(r.words)} words) in "
+            matched = (f"matched <b>{escape(r.name)}</b> ({num(r.words)} words) in "
                        f"<code>{escape(r.func)}</code> at <code>{escape(r.file)}:{r.line}:"
-                       f"{r.col}</code>; simulated upper bound {_n(e.simulated_upper_bound_words)}"
+                       f"{r.col}</code>; simulated upper bound {num(e.simulated_upper_bound_words)}"
                        f" ({'agrees' if e.agrees else 'differs'})")
         elif e.no_match_reason:
             matched = escape(e.no_match_reason)

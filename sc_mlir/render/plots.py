@@ -11,6 +11,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
+from sc_mlir.support.numbers import ABSENT, num
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.text import Annotation
 
     from sc_mlir.analysis.rollup import Rollup
-    from sc_mlir.dumpdiff import DiffResult
+    from sc_mlir.compare.diff import DiffResult
 
 LIVE = "#2f6fb0"
 RESERVED = "#b9cde5"
@@ -288,9 +289,9 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     left.set_xlabel("stack peak (words); dashed: bound")
     left.set_title("before → after, per func and space", fontsize=10, loc="left")
     left.legend(fontsize=7)
-    from sc_mlir.dumpdiff import KIND
+    from sc_mlir.compare.diff import KIND
 
-    changed = [e for e in result.allocations if KIND[type(e)] != "unchanged"]
+    changed = result.changed
     shown = changed[:top]
     rest = changed[top:]
     names = []
@@ -355,8 +356,7 @@ def distinct_names(first: str, second: str) -> tuple[str, str]:
 
 
 def _words(view: object) -> str:
-    words = getattr(view, "words", None)
-    return "—" if view is None else ("?" if words is None else f"{words:,}")
+    return ABSENT if view is None else num(getattr(view, "words", None))
 
 
 def _compact_ticks(axis: Axis) -> None:

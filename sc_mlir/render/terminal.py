@@ -8,10 +8,9 @@ cell), never inside a name.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -19,8 +18,12 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sc_mlir.model import HEAP, Allocation
-from sc_mlir.scan import Diagnostic
+from sc_mlir.model.allocation import HEAP, Allocation
+from sc_mlir.support.numbers import num
+from sc_mlir.support.paths import short_path
+
+if TYPE_CHECKING:
+    from sc_mlir.read.scan import Diagnostic
 
 # A pipe or a file has no width: wide enough that rich never wraps, folds or crops. Nothing
 # rendered for it may pad to this width (no expanding Padding, no centred titles).
@@ -123,21 +126,6 @@ def fitted(console: Console, table: Table, indent: int = 0) -> RenderableType:
     return indented(renderable, indent) if indent else renderable
 
 
-def short_path(path: str, base: str | None = None) -> str:
-    if base:
-        try:
-            rel = os.path.relpath(path, base if os.path.isdir(base) else os.path.dirname(base))
-            if not rel.startswith(".."):
-                return rel
-        except ValueError:
-            pass
-    return path
-
-
-def format_words(words: int | None) -> str:
-    return "?" if words is None else f"{words:,}"
-
-
 def space_label(record: Allocation) -> str:
     if record.space_id is not None:
         return f"{record.space_id} {record.space_name}"
@@ -162,7 +150,7 @@ def allocation_tables(records: Sequence[Allocation], base: str | None = None) ->
         table.add_column("source", no_wrap=True)
         for r in rows:
             table.add_row(f"{r.line}:{r.col}", r.kind, Text(r.name or "(none)"), Text(r.type),
-                          Text(space_label(r)), format_words(r.words), Text(r.loc.short()))
+                          Text(space_label(r)), num(r.words), Text(r.loc.short()))
         tables.append(table)
     return tables
 

@@ -1,0 +1,135 @@
+"""`sc-mlir analyze`: whether every func's allocas fit each memory space."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from sc_mlir.analysis import SPACE_COLUMNS, space_row
+from sc_mlir.analysis import analyze as analyze_dump
+from sc_mlir.cli.app import (
+    EXIT_CROSSING,
+    EXIT_OK,
+    NO_METAVAR,
+    AlignOpt,
+    BoundOpt,
+    ChipOpt,
+    Command,
+    ConfigOpt,
+    ExampleOpt,
+    ForceOpt,
+    Format,
+    FormatOpt,
+    FuncOpt,
+    HtmlOpt,
+    JobsOpt,
+    LogOpt,
+    PathArg,
+    QuietOpt,
+    SpaceOpt,
+    TopOpt,
+    VerboseOpt,
+    app,
+    check_counts,
+    check_output_path,
+    err_console,
+    out_console,
+    stdout_may_close,
+)
+from sc_mlir.cli.inputs import (
+    bounds_or_exit,
+    check_selection,
+    load_dump,
+    load_settings,
+    read_log_or_exit,
+    resolve_path,
+    settings_file_of,
+    warn_unused_bounds,
+    write_html,
+)
+from sc_mlir.failures.explain import bounds_from_failures
+from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
+from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.render.analysis_terminal import print_analysis, print_groups
+from sc_mlir.render.terminal import (
+    print_diagnostics,
+)
+
+AllocationsOpt = Annotated[bool, typer.Option("--allocations", metavar=NO_METAVAR, help="JSON: "
+                           "also list every alloca (what 'sc-mlir diff' needs to read a saved "
+                           "analysis).")]
+AllOpt = Annotated[bool, typer.Option("--all", metavar=NO_METAVAR, help="List the "
+                   "unknown-bound (func, space) rows too (default: one line about them).")]
+
+
+class GroupBy(StrEnum):
+    source = "source"
+    file = "file"
+    name = "name"
+
+
+GroupByOpt = Annotated[GroupBy | None, typer.Option("--group-by", help="Also roll up the "
+                       "entries on the stack at each peak by resolved source line (source), "
+                       "source file (file) or outermost name location (name).")]
+
+
+@app.command(cls=Command, short_help="Say for every func and memory space whether its allocas fit.",
+             help="Say for every func and memory space whether the scratch allocations fit, "
+             "and if not, which allocas push the offset past the bound and whether reuse "
+             "could fit them.\n\nExit code: 0 everything fits (or no bound is known), 1 an "
+             "allocation crosses its bound, 2 unusable input or a usage error.",
+             epilog="Example: sc-mlir analyze DUMP_DIR --bound 202=131071 --chip v6e --top 5")
+def analyze(
+    path: PathArg = None,
+    example: ExampleOpt = False,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    space: SpaceOpt = None,
+    func: FuncOpt = None,
+    top: TopOpt = None,
+    format: FormatOpt = Format.table,
+    config: ConfigOpt = None,
+    log: LogOpt = None,
+    html: HtmlOpt = None,
+    force: ForceOpt = False,
+    allocations: AllocationsOpt = False,
+    group_by: GroupByOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    all: AllOpt = False,
+) -> None:
+    check_counts(top, jobs)
+    source = resolve_path(path, example)
+    if html is not None:
+        check_output_path(html, [p for p in (source, log, config) if p is not None], force)
+    settings_file = settings_file_of(config)
+    bounds = bounds_or_exit(settings_file, chip, bound, align)
+    if log is not None:
+        bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
+    dump = load_dump(source, jobs, load_settings(settings_file), quiet)
+    check_selection(dump.records, space, func)
+    warn_unused_bounds(dump.records, bound)
+    analysis = analyze_dump(dump, bounds)
+    analysis = analysis.select(space, func)
+    by = group_by.value if group_by is not None else None
+    if html is not None:
+        write_html(html, analysis.to_html(source, group_by=by))
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))
+        elif format is Format.csv and by is not None:
+            sys.stdout.write(to_csv(group_rows(analysis, by), GROUP_COLUMNS))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
+        else:
+            print_analysis(out_console(), analysis, source, top, show_all=all)
+            if by is not None:
+                print_groups(out_console(), analysis, by, top)
+    if format is Format.table:
+        print_diagnostics(err_console(), dump.diagnostics, verbose=verbose)
+    raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)

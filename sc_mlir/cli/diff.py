@@ -1,0 +1,103 @@
+"""`sc-mlir diff`: compare two dumps (or saved analyses)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sc_mlir.cli.app import (
+    EXIT_CROSSING,
+    EXIT_OK,
+    AlignOpt,
+    BoundOpt,
+    ChipOpt,
+    Command,
+    ConfigOpt,
+    FailOn,
+    ForceOpt,
+    Format,
+    FormatOpt,
+    HtmlOpt,
+    JobsOpt,
+    QuietOpt,
+    SpaceOpt,
+    app,
+    check_counts,
+    check_output_path,
+    out_console,
+    stdout_may_close,
+    usage_error,
+)
+from sc_mlir.cli.inputs import (
+    bounds_or_exit,
+    listing,
+    load_settings,
+    settings_file_of,
+    views_of,
+    write_html,
+)
+from sc_mlir.compare.diff import (
+    diff_views,
+)
+from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
+from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.render.diff_terminal import print_diff
+
+
+@app.command(cls=Command,
+             short_help="Compare two dumps: which buffers changed, and whether it now fits.",
+             help="Compare two dumps after a config change: which buffers changed and by how "
+             "much, and whether it now fits. Deltas are AFTER minus BEFORE (\"+\" grew in "
+             "AFTER).",
+             epilog="Example: sc-mlir diff before_dump/ after_dump/ --fail-on regression")
+def diff(
+    before: Annotated[Path, typer.Argument(metavar="BEFORE", show_default=False, help="The "
+                                           "dump (or file, or saved analysis JSON) before the "
+                                           "change.")],
+    after: Annotated[Path, typer.Argument(metavar="AFTER", show_default=False,
+                                          help="The same after the change.")],
+    space: SpaceOpt = None,
+    format: FormatOpt = Format.table,
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
+                       "AFTER still crosses a bound; regression: exit 1 if any (func, space) "
+                       "stack peak grew.")] = None,
+    top: Annotated[int, typer.Option("--top", metavar="N", help="Changed allocas listed "
+                   "(0: all).")] = 20,
+    bound: BoundOpt = None,
+    chip: ChipOpt = None,
+    align: AlignOpt = None,
+    config: ConfigOpt = None,
+    html: HtmlOpt = None,
+    force: ForceOpt = False,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    check_counts(top, jobs)
+    if html is not None:
+        check_output_path(html, [p for p in (before, after, config) if p is not None], force)
+    settings_file = settings_file_of(config)
+    bounds = bounds_or_exit(settings_file, chip, bound, align)
+    settings = load_settings(settings_file)
+    result = diff_views(views_of(before, bounds, settings, jobs, quiet),
+                        views_of(after, bounds, settings, jobs, quiet), str(before), str(after))
+    for wanted in space or []:
+        if not result.select([wanted]).spaces:
+            labels = sorted({c.space_label for c in result.spaces})
+            raise usage_error(f"no memory space {wanted!r} in either dump; they have: "
+                              f"{listing(labels) or 'no allocas'}")
+    result = result.select(space)
+    if html is not None:
+        write_html(html, result.to_html())
+    with stdout_may_close():
+        if format is Format.json:
+            sys.stdout.write(to_json(diff_object(result, top=None)))
+        elif format is Format.csv:
+            sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
+        else:
+            print_diff(out_console(), result, top)
+    failed = (fail_on is FailOn.overflow and result.after_crosses) or (
+        fail_on is FailOn.regression and result.regressed)
+    raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)

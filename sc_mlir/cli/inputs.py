@@ -1,0 +1,167 @@
+"""Command-line inputs turned into what the API takes (paths, settings, dumps, selections),
+with every problem reported as a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+from rich.text import Text
+
+from sc_mlir.cli.app import (
+    err_console,
+    progress_bar,
+    usage_error,
+)
+from sc_mlir.compare.diff import (
+    SpaceView,
+    side_views,
+)
+from sc_mlir.failures.logs import Failure, read_log
+from sc_mlir.model.allocation import Allocation
+from sc_mlir.model.bounds import (
+    Bounds,
+    Config,
+    build_bounds,
+    find_config,
+    parse_assignments,
+    read_config,
+)
+from sc_mlir.model.dump import (
+    Dump,
+    LoadSettings,
+    NoMLIRFound,
+    example_path,
+    load,
+)
+from sc_mlir.model.spaces import space_matches
+from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
+from sc_mlir.render.terminal import (
+    print_diagnostics,
+)
+
+
+def listing(items: list[str], limit: int = 12) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def space_list(records: list[Allocation]) -> list[str]:
+    """The memory spaces of some records as `id (name)` or `name`, sorted."""
+    labels = {(r.space_id if r.space_id is not None else 1 << 62, r.space_name)
+              for r in records}
+    return [f"{sid} ({name})" if sid != 1 << 62 else name for sid, name in sorted(labels)]
+
+
+def check_selection(records: list[Allocation], spaces: list[str] | None,
+                    funcs: list[str] | None) -> None:
+    """Every --space and every --func matches something in the dump, else exit 2 naming
+    what the dump has."""
+    for wanted in spaces or []:
+        if not any(record_in_spaces(r, [wanted]) for r in records):
+            raise usage_error(f"no memory space {wanted!r} in the dump; it has: "
+                              f"{listing(space_list(records)) or 'no allocas'}")
+    names = sorted({r.func for r in records})
+    for pattern in funcs or []:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            raise usage_error(f"no func matches {pattern!r}; the dump has: "
+                              f"{listing(names) or 'no allocas'}")
+
+
+def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) -> None:
+    """A --bound for a space the dump lacks: a warning naming the spaces it has (config
+    files may list more spaces than one dump uses, so only the command line is checked)."""
+    for item in assigned or []:
+        space = item.partition("=")[0].strip()
+        if records and not any(record_in_spaces(r, [space]) for r in records):
+            err_console().print(Text.assemble(
+                ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
+                f"{space!r}; it has: {listing(space_list(records))}"))
+
+
+def resolve_path(path: Path | None, example: bool) -> str:
+    if example:
+        return example_path()
+    if path is None:
+        raise usage_error("give a PATH or --example")
+    return str(path)
+
+
+def settings_file_of(path: Path | None) -> Config:
+    try:
+        return read_config(path) if path is not None else find_config(Path.cwd())
+    except ValueError as exc:
+        raise usage_error(f"{exc}") from None
+
+
+def load_settings(config: Config) -> LoadSettings:
+    """What the config file changes in reading; a bad mapping is a usage error."""
+    try:
+        return LoadSettings.from_config(config)
+    except ValueError as exc:
+        raise usage_error(f"{exc}") from None
+
+
+def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
+          quiet: bool = False) -> Dump:
+    try:
+        with progress_bar(quiet) as hook:
+            dump = load(path, jobs=jobs, settings=settings, progress=hook)
+    except FileNotFoundError as exc:
+        raise usage_error(str(exc)) from None
+    except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
+        raise usage_error(str(exc)) from None
+    except NoMLIRFound as exc:
+        print_diagnostics(err_console(), exc.diagnostics, verbose=True)
+        raise usage_error(f"no MLIR text found in {path}") from None
+    return dump
+
+
+def record_in_spaces(record: Allocation, wanted: list[str]) -> bool:
+    return any(space_matches(item, record.space_id, record.space_name, record.memory_space)
+               for item in wanted)
+
+
+def select(records: list[Allocation], spaces: list[str] | None, funcs: list[str] | None
+           ) -> list[Allocation]:
+    if spaces:
+        records = [r for r in records if record_in_spaces(r, spaces)]
+    if funcs:
+        records = [r for r in records if any(fnmatch.fnmatchcase(r.func, f) for f in funcs)]
+    return records
+
+
+def write_html(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise usage_error(f"cannot write {path}: {exc.strerror or exc}") from None
+    err_console().print(f"HTML report written to {path}")
+
+
+def read_log_or_exit(path: Path) -> list[Failure]:
+    try:
+        return read_log(str(path))
+    except OSError as exc:
+        raise usage_error(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
+           quiet: bool) -> list[SpaceView]:
+    try:
+        views, _ = side_views(path, bounds,
+                              lambda source: load_dump(source, jobs, settings, quiet))
+    except (ValueError, KeyError, OSError) as exc:  # a saved analysis that does not read
+        raise usage_error(f"{exc}") from None
+    return views
+
+
+def bounds_or_exit(settings_file: Config, chip: str | None, bound: list[str] | None,
+                   align: list[str] | None) -> Bounds:
+    """The bounds table of a command's options (`--chip`, `--bound`, `--align`) over its
+    config file; a bad value is a usage error."""
+    try:
+        return build_bounds(settings_file, chip, parse_assignments(bound, "--bound"),
+                            parse_assignments(align, "--align"))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None

@@ -1,0 +1,618 @@
+"""The allocation table: one `Allocation` record per `memref.alloca`, built from a scan.
+
+This is where raw scanner output gets its meaning: memory spaces are canonicalised,
+type and attribute aliases resolved, sizes computed, locations resolved to source, and
+each alloca is placed in its module, func and scope.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+from sc_mlir.model.locations import UNRESOLVED, LocationTable, SourceLocation
+from sc_mlir.model.spaces import SpaceMap, resolve_attribute_alias, split_params
+from sc_mlir.read.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
+from sc_mlir.syntax.locations import AliasLoc, Location
+from sc_mlir.syntax.memref import (
+    ASSUMED_ELEMENT_BITS,
+    ElementType,
+    MemRefType,
+    bits_to_bytes,
+    bytes_to_words,
+    size_too_large,
+    static_elements,
+    total_bits,
+)
+from sc_mlir.syntax.parse import (
+    Argument,
+    OtherType,
+    SyntaxProblem,
+    parse_arguments,
+    parse_input_types,
+    parse_type,
+)
+
+# What an entry of the allocation table is: the op (or argument) that takes the memory.
+ALLOCA = "alloca"  # memref.alloca: on the scoped stack
+SEMAPHORE = "semaphore"  # tpu.sem_alloc: scoped like an alloca, one word per semaphore assumed
+SCRATCH_OPERAND = "scratch_operand"  # a Pallas scratch buffer: a func argument, live throughout
+HEAP = "heap"  # memref.alloc: listed, but not on the scoped stack
+KIND_OF_OP = {"memref.alloca": ALLOCA, "tpu.sem_alloc": SEMAPHORE, "memref.alloc": HEAP}
+
+# Ops with the AutomaticAllocationScope trait (and jax's `tpu.region`, which `run_scoped`
+# lowers to): their allocas are released when control leaves the op's region.
+DEFAULT_SCOPE_OPS: frozenset[str] = frozenset({
+    "func.func", "tpu.region", "memref.alloca_scope", "scf.for", "scf.forall",
+    "scf.parallel", "affine.for", "affine.parallel", "gpu.func", "llvm.func",
+})
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    space_map: SpaceMap = field(default_factory=SpaceMap.default)
+    scope_ops: frozenset[str] = DEFAULT_SCOPE_OPS
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What an alloca's enclosing ops say about it; shared by the allocas of one region."""
+
+    module: str
+    func: str
+    core_type: str | None
+    scratch_operands: int | None  # the func's Pallas `scratch_operands` count, if printed
+    scope_op: str
+    scope_start: int
+    scope_end: int  # -1 if the scope op never closed
+    scope_path: str
+    dump_header: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    """A memref's layout and memory space: as written, and canonical."""
+
+    layout: str | None
+    memory_space: str | None
+    space_id: int | None
+    space_name: str
+
+
+# Not frozen: dumps hold hundreds of thousands of allocas, and a frozen dataclass costs six
+# times as much to build. Nothing changes a record after the builder made it.
+@dataclass(slots=True)
+class Allocation:
+    """One `memref.alloca`, with everything the analyses and reports need.
+
+    Positions: `line`/`col` are the op name's position in the dump file (1-based, as MLIR
+    reports it); `order` is the op's program point (ops numbered from 1 in text order,
+    per file); `live_end` the program point of its last use (`last_use_line` its line in
+    the dump); `scope_start`/`scope_end` the program points where its scope op begins and
+    ends. What allocas share (the memref type, the enclosing ops, the memory space) is
+    held once and read through properties of the same names.
+    """
+
+    file: str
+    chunk: int
+    name: str
+    line: int
+    col: int
+    op_form: str
+    order: int
+    live_end: int
+    last_use_line: int
+    alignment: int | None
+    words: int | None
+    memref: MemRefType = field(repr=False)
+    placement: Placement = field(repr=False)
+    space: Space = field(repr=False)
+    dynamic_shape: tuple[int | None, ...] | None = None  # `?` filled in by constants
+    location: Location | None = None  # the op's loc(...), as written
+    locations: LocationTable | None = field(default=None, repr=False, compare=False)
+    kind: str = ALLOCA
+    # For a scratch operand: its position among the func's scratch operands, which is its
+    # entry in the kernel's `scratch_shapes`.
+    scratch_index: int | None = None
+
+    @property
+    def loc(self) -> SourceLocation:
+        """The source location, resolved through the chunk's `#loc` aliases when first
+        asked for (dumps hold far more aliases than any report shows)."""
+        if self.locations is None or self.location is None:
+            return UNRESOLVED
+        return self.locations.resolve(self.location)
+
+    # the memref type
+    @property
+    def type(self) -> str:
+        return self.memref.text
+
+    @property
+    def shape(self) -> tuple[int | None, ...] | None:
+        return self.memref.shape
+
+    @property
+    def resolved_shape(self) -> tuple[int | None, ...] | None:
+        return self.dynamic_shape if self.dynamic_shape is not None else self.memref.shape
+
+    @property
+    def element_type(self) -> str:
+        return self.memref.element.text
+
+    @property
+    def element_bits(self) -> int | None:
+        return self.memref.element.bits
+
+    @property
+    def num_elements(self) -> int | None:
+        return static_elements(self.resolved_shape)
+
+    @property
+    def bits(self) -> int | None:
+        elements, bits = self.num_elements, self.element_bits
+        return None if elements is None or bits is None else elements * bits
+
+    @property
+    def bytes(self) -> int | None:
+        return bits_to_bytes(self.bits)
+
+    @property
+    def size_assumed(self) -> bool:
+        """Whether the size rests on an assumed element width (semaphores)."""
+        return self.memref.element.text in ASSUMED_ELEMENT_BITS
+
+    # the memory space
+    @property
+    def layout(self) -> str | None:
+        return self.space.layout
+
+    @property
+    def memory_space(self) -> str | None:
+        return self.space.memory_space
+
+    @property
+    def space_id(self) -> int | None:
+        return self.space.space_id
+
+    @property
+    def space_name(self) -> str:
+        return self.space.space_name
+
+    @property
+    def space_key(self) -> str:
+        """What groups allocations into one memory space: the id, else the name."""
+        space = self.space
+        return str(space.space_id) if space.space_id is not None else space.space_name
+
+    # the enclosing ops
+    @property
+    def module(self) -> str:
+        return self.placement.module
+
+    @property
+    def func(self) -> str:
+        return self.placement.func
+
+    @property
+    def core_type(self) -> str | None:
+        return self.placement.core_type
+
+    @property
+    def scratch_operands(self) -> int | None:
+        return self.placement.scratch_operands
+
+    @property
+    def scope_op(self) -> str:
+        return self.placement.scope_op
+
+    @property
+    def scope_path(self) -> str:
+        return self.placement.scope_path
+
+    @property
+    def scope_start(self) -> int:
+        return self.placement.scope_start
+
+    @property
+    def scope_end(self) -> int:
+        end = self.placement.scope_end
+        return end if end >= 0 else self.live_end
+
+    @property
+    def dump_header(self) -> str | None:
+        return self.placement.dump_header
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+_PRETTY_SYMBOL = re.compile(
+    r'\s*(?:%[^=]*=\s*)?[\w.$"]++\s+(?:(?:public|private|nested)\s+)?'
+    r'@("[^"\\]*+(?:\\.[^"\\]*+)*+"|[\w$.\-]+)'
+)
+# Attribute names may be quoted (`{"sym_name" = "k"}`): MLIR reads both spellings.
+_GENERIC_SYMBOL = re.compile(r'(?:\bsym_name|"sym_name")\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+_CORE_TYPE = re.compile(r'(?:tpu\.core_type|"tpu\.core_type")\s*=\s*'
+                        r"#tpu\.core_type<\s*(\w+)\s*>")
+_SCRATCH_OPERANDS = re.compile(r'(?:\bscratch_operands|"scratch_operands")\s*=\s*(\d+)')
+
+
+def frame_symbol(frame: OpFrame) -> str | None:
+    """The symbol an op defines (`func.func @k`, `sym_name = "k"`), if any."""
+    m = _PRETTY_SYMBOL.match(frame.header)
+    if m is not None:
+        return m.group(1).strip('"')
+    m = _GENERIC_SYMBOL.search(frame.attribute_text())
+    return m.group(1) if m is not None else None
+
+
+def is_module_like(frame: OpFrame) -> bool:
+    return frame.name == "module" or frame.name.endswith(".module")
+
+
+class _ChunkContext:
+    """Per-chunk lookups shared by its allocas (location table, alias texts)."""
+
+    def __init__(self, chunk: Chunk) -> None:
+        self.chunk = chunk
+        self.aliases = chunk.aliases
+        self.locations = LocationTable(chunk.aliases)
+
+
+def build_allocations(scan: FileScan, settings: ModelSettings | None = None
+                      ) -> tuple[list[Allocation], list[Diagnostic]]:
+    """Turn a file's scan into allocation records, plus diagnostics for what was skipped."""
+    builder = _Builder(scan, settings or ModelSettings())
+    diagnostics = list(scan.diagnostics)
+    scratch: list[Allocation] = []
+    for func in scan.funcs:
+        scratch.extend(builder.scratch_operands(func, diagnostics))
+    ops: list[Allocation] = []
+    for raw in scan.allocas:
+        if raw.syntax is None:
+            continue  # the scanner already reported why
+        try:
+            record = builder.build(raw)
+        except _Skip as skip:
+            op = raw.syntax.op
+            diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
+                                          f"{op} skipped: {skip}", raw.text))
+            continue
+        ops.append(record)
+        if record.words is None and size_too_large(record.resolved_shape):
+            diagnostics.append(Diagnostic(
+                scan.path, raw.line, raw.col, f"{raw.syntax.op} size too large to count "
+                "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
+    # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
+    records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
+    diagnostics.extend(undefined_location_notes(scan))
+    diagnostics.extend(_kind_notes(scan.path, ops))
+    return records, diagnostics
+
+
+def _kind_notes(path: str, records: list[Allocation]) -> list[Diagnostic]:
+    """What the report must say about entries it counts on an assumption or not at all."""
+    notes = []
+    heap = [r for r in records if r.kind == HEAP]
+    if heap:
+        first = heap[0]
+        notes.append(Diagnostic(
+            path, first.line, first.col,
+            f"{len(heap)} memref.alloc op(s) are listed but not counted: heap allocations "
+            "are not on the scoped stack the E3000 check measures", first.type))
+    semaphores = [r for r in records if r.kind == SEMAPHORE and r.size_assumed]
+    if semaphores:
+        first = semaphores[0]
+        notes.append(Diagnostic(
+            path, first.line, first.col,
+            f"{len(semaphores)} tpu.sem_alloc op(s) counted at one 4-byte word per semaphore:"
+            " an assumption, no public source states a semaphore's size", first.type))
+    return notes
+
+
+def undefined_location_notes(scan: FileScan) -> list[Diagnostic]:
+    """Allocas whose `loc(#alias)` names an alias that is never defined (a dump cut before
+    or inside its `#loc` table): one note, at the first such alloca. Problems further down
+    a chain (an alias that refers to itself or to nothing) are found when the chain is
+    followed, for the allocas a report shows, and listed with their location: checking
+    the whole table here would cost a tenth of the run on a large dump."""
+    aliases_of = {chunk.index: chunk.aliases for chunk in scan.chunks}
+    users: dict[int, list[RawAlloca]] = {}
+    for raw in scan.allocas:
+        loc = raw.syntax.location if raw.syntax is not None else None
+        if isinstance(loc, AliasLoc) and loc.name not in aliases_of.get(raw.chunk, {}):
+            users.setdefault(raw.chunk, []).append(raw)
+    notes = []
+    for found in users.values():
+        first = found[0]
+        name = first.syntax.location.name if first.syntax and first.syntax.location else ""
+        notes.append(Diagnostic(
+            scan.path, first.line, first.col,
+            f"{len(found)} alloca(s) refer to location aliases that are never defined "
+            f"(first: {name}); their source location is unknown", first.text))
+    return notes
+
+
+class _Skip(Exception):
+    pass
+
+
+class _Builder:
+    """Builds records for one file, remembering what allocas share: their enclosing ops
+    (keyed by the innermost one), their chunk's tables, their memory-space text."""
+
+    def __init__(self, scan: FileScan, settings: ModelSettings) -> None:
+        self.path = scan.path
+        self.settings = settings
+        self.contexts = {chunk.index: _ChunkContext(chunk) for chunk in scan.chunks}
+        self.symbols: dict[int, str | None] = {}
+        self.placements: dict[tuple[int | None, int], Placement] = {}
+        self.facts: dict[int, tuple[str | None, int | None]] = {}
+        self.funcs: dict[int, OpFrame | None] = {}
+        self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
+
+    def symbol(self, frame: OpFrame) -> str | None:
+        key = id(frame)
+        if key not in self.symbols:
+            self.symbols[key] = frame_symbol(frame)
+        return self.symbols[key]
+
+    def placement(self, frames: tuple[OpFrame, ...], chunk: int) -> Placement:
+        key = (id(frames[-1]) if frames else None, chunk)
+        found = self.placements.get(key)
+        if found is None:
+            header = self.contexts[chunk].chunk.header
+            found = self.placements[key] = self._place(frames, header)
+        return found
+
+    def func_frame(self, frames: tuple[OpFrame, ...]) -> OpFrame | None:
+        """The innermost frame that defines a symbol and is not a module (remembered per
+        frame: the frames of one func all lead to it)."""
+        funcs = self.funcs
+        unknown = []
+        found: OpFrame | None = None
+        for frame in reversed(frames):
+            key = id(frame)
+            if key in funcs:
+                found = funcs[key]
+                break
+            unknown.append(key)
+            if not is_module_like(frame) and self.symbol(frame):
+                found = frame
+                break
+        for key in unknown:
+            funcs[key] = found
+        return found
+
+    def func_facts(self, func_frame: OpFrame | None) -> tuple[str | None, int | None]:
+        """(core type, scratch operands) from a func's attributes."""
+        key = id(func_frame)
+        found = self.facts.get(key)
+        if found is None:
+            attributes = func_frame.attribute_text() if func_frame else ""
+            core = _CORE_TYPE.search(attributes)
+            scratch = _SCRATCH_OPERANDS.search(attributes)
+            found = self.facts[key] = (core.group(1) if core else None,
+                                       int(scratch.group(1)) if scratch else None)
+        return found
+
+    def scope_path(self, frames: tuple[OpFrame, ...], func_frame: OpFrame | None,
+                   func: str) -> str:
+        """`func.func@k/tpu.region#0/...`: the path from the func down (made once per
+        placement, in one join: caching every prefix would cost depth^2 in a deep nest)."""
+        start = frames.index(func_frame) if func_frame in frames else 0
+        return "/".join(f"{frame.name}@{func}" if frame is func_frame
+                        else f"{frame.name}#{frame.sibling_index}" for frame in frames[start:])
+
+    def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
+        func_frame = self.func_frame(frames)
+        func = (self.symbol(func_frame) if func_frame else "") or ""
+        outer = frames[0] if frames else None
+        module = ""
+        if outer is not None and is_module_like(outer):
+            module_symbol = self.symbol(outer)
+            module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
+        core_type, scratch = self.func_facts(func_frame)
+        scope = next((f for f in reversed(frames) if f.name in self.settings.scope_ops), None)
+        if scope is None:
+            scope = func_frame or (frames[-1] if frames else None)
+        return Placement(module, func, core_type, scratch,
+                          scope.name if scope else "", scope.order if scope else 0,
+                          scope.end_order if scope else -1,
+                          self.scope_path(frames, func_frame, func), header)
+
+
+    def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
+              ) -> Space:
+        key = (params, core_type)
+        found = self.spaces.get(key)
+        if found is None:
+            layout, raw = split_params(params, aliases)
+            text = resolve_attribute_alias(raw, aliases) if raw else None
+            space_id, space_name = self.settings.space_map.canonical(text, core_type)
+            found = self.spaces[key] = Space(layout, raw, space_id, space_name)
+        return found
+
+    def scratch_operands(self, func: OpFrame, diagnostics: list[Diagnostic]
+                         ) -> list[Allocation]:
+        """A Pallas kernel's scratch buffers: the func's last `scratch_operands = N`
+        arguments, live from its entry to its end (jax passes `scratch_shapes` there)."""
+        _core, count = self.func_facts(func)
+        if not count:
+            return []
+        name = self.symbol(func) or ""
+        arguments = self._entry_arguments(func, name, diagnostics)
+        if arguments is None:
+            return []
+        if len(arguments) < count:
+            diagnostics.append(Diagnostic(
+                self.path, func.line, func.col,
+                f"func @{name} says scratch_operands = {count} but has {len(arguments)} "
+                "argument(s); its scratch operands are not counted", func.header[:120]))
+            return []
+        frames = tuple(func.ancestors())
+        where = self.placement(frames, func.chunk)
+        context = self.contexts[func.chunk]
+        records = []
+        for index, (argument, line, col, form) in enumerate(arguments[-count:]):
+            try:
+                memref = _memref_of(argument.type, context.aliases)
+            except _Skip as skip:
+                diagnostics.append(Diagnostic(
+                    self.path, line, col, f"scratch operand {argument.name} of func @{name} "
+                    f"skipped: {skip}", argument.name))
+                continue
+            space = self.space(memref.params, context.aliases, where.core_type)
+            end = func.end_order if func.end_order >= 0 else func.order
+            records.append(Allocation(
+                self.path, func.chunk, argument.name, line, col, form, func.order, end,
+                func.end_line if func.end_line >= 0 else line, None, memref.words, memref,
+                where, space, None, argument.location, context.locations,
+                kind=SCRATCH_OPERAND, scratch_index=index))
+        return records
+
+    def _entry_arguments(self, func: OpFrame, name: str, diagnostics: list[Diagnostic]
+                         ) -> list[tuple[Argument, int, int, str]] | None:
+        """The func's arguments with their line and column in the dump, from its entry
+        block's label (generic form) or its signature (pretty form). A generic func whose
+        label goes on to later lines (`^bb0` or `^bb0(` then the arguments) gives its
+        argument types in `function_type`; they are named `%argN`, as MLIR prints them."""
+        if func.entry_block is not None:
+            line, col, text = func.entry_block
+            open_at = text.find("(")
+            form = "generic"
+            if open_at < 0:
+                return self._arguments_from_function_type(func, name, diagnostics)
+        else:
+            text = func.header
+            m = _PRETTY_SYMBOL.match(text)
+            open_at = text.find("(", m.end()) if m is not None else -1
+            form = "pretty"
+            if open_at < 0:
+                diagnostics.append(Diagnostic(
+                    self.path, func.line, func.col, f"func @{name} says it has scratch "
+                    "operands but its arguments are not printed; they are not counted",
+                    text[:120]))
+                return None
+        try:
+            arguments = parse_arguments(text, open_at)
+        except SyntaxProblem as problem:
+            if func.entry_block is not None:  # `^bb0(` with its arguments on later lines
+                return self._arguments_from_function_type(func, name, diagnostics)
+            diagnostics.append(Diagnostic(
+                self.path, func.line, func.col, f"arguments of func @{name} do not parse "
+                f"({problem.message}); its scratch operands are not counted", text[:120]))
+            return None
+        placed = []
+        for argument in arguments:
+            if func.entry_block is not None:
+                line, col = func.entry_block[0], func.entry_block[1] + argument.offset
+            elif argument.offset < func.first_line_chars:
+                line, col = func.line, func.col + argument.offset
+            else:  # on a later line of the signature, which the scanner joined
+                line, col = func.line, func.col
+            placed.append((argument, line, col, form))
+        return placed
+
+    def _arguments_from_function_type(self, func: OpFrame, name: str,
+                                      diagnostics: list[Diagnostic]
+                                      ) -> list[tuple[Argument, int, int, str]] | None:
+        try:
+            types = parse_input_types(func.header)
+        except SyntaxProblem as problem:
+            types = None
+            why = f"its function_type does not parse ({problem.message})"
+        else:
+            why = "neither its entry block nor a function_type prints them"
+        if types is None:
+            diagnostics.append(Diagnostic(
+                self.path, func.line, func.col, f"func @{name} says it has scratch operands "
+                f"but {why}; they are not counted", func.header[:120]))
+            return None
+        return [(Argument(f"%arg{k}", parsed, (), None, 0), func.line, func.col, "generic")
+                for k, parsed in enumerate(types)]
+
+    def build(self, raw: RawAlloca) -> Allocation:
+        syntax = raw.syntax
+        assert syntax is not None
+        context = self.contexts[raw.chunk]
+        memref = _memref_of(syntax.type, context.aliases)
+        where = self.placement(raw.frames, raw.chunk)
+        space = self.space(memref.params, context.aliases, where.core_type)
+        if raw.size_constants:
+            dynamic: tuple[int | None, ...] | None = _resolve_dynamic(memref.shape,
+                                                                      raw.size_constants)
+            words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
+        else:
+            dynamic, words = None, memref.words
+        return Allocation(
+            self.path, raw.chunk, raw.results[0] if raw.results else "", raw.line, raw.col,
+            syntax.form, raw.order, raw.live_end, raw.live_end_line, syntax.alignment, words,
+            memref, where, space, dynamic, syntax.location, context.locations,
+            KIND_OF_OP.get(syntax.op, ALLOCA),
+        )
+
+
+def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRefType:
+    if isinstance(parsed, MemRefType):
+        return _with_aliased_element(parsed, aliases)
+    text = parsed.text
+    if text.startswith("!") and text in aliases:
+        try:
+            resolved = parse_type(resolve_attribute_alias_type(text, aliases))
+        except SyntaxProblem as problem:
+            raise _Skip(f"type alias {text} does not parse: {problem.message}") from None
+        if isinstance(resolved, MemRefType):
+            return _with_aliased_element(resolved, aliases)
+        raise _Skip(f"type alias {text} is {resolved.text}, not a memref")
+    if text.startswith("!") and text not in aliases:
+        raise _Skip(f"result type {text} is not defined in this module (or is not a memref)")
+    raise _Skip(f"result type {text} is not a memref")
+
+
+def _with_aliased_element(memref: MemRefType, aliases: dict[str, str]) -> MemRefType:
+    """`memref<2x!E>` with `!E = vector<4xf32>`: the element's width comes from its alias
+    (the text stays as written)."""
+    element = memref.element
+    if element.bits is not None or not element.text.startswith("!") or not aliases:
+        return memref
+    definition = resolve_attribute_alias_type(element.text, aliases)
+    if definition == element.text:
+        return memref
+    try:
+        resolved = parse_type(definition)
+    except SyntaxProblem:
+        return memref  # an element type sc-mlir cannot size: its size stays unknown
+    if isinstance(resolved, MemRefType) or resolved.bits is None:
+        return memref
+    return dataclasses.replace(memref, element=ElementType(element.text, resolved.bits))
+
+
+def resolve_attribute_alias_type(text: str, aliases: dict[str, str], limit: int = 32) -> str:
+    """Follow `!name` type aliases to their definition text."""
+    for _ in range(limit):
+        if text in aliases and text.startswith("!"):
+            text = aliases[text].strip()
+        else:
+            return text
+    return text
+
+
+def _resolve_dynamic(shape: tuple[int | None, ...] | None,
+                     constants: tuple[int | None, ...]) -> tuple[int | None, ...] | None:
+    """Fill `?` dims with the values of constant size operands, in order."""
+    if shape is None or None not in shape:
+        return shape
+    values = iter(constants)
+    return tuple(d if d is not None else next(values, None) for d in shape)
+
+
+# Silence "imported but unused" for names re-exported for callers' convenience.
+__all__ = [
+    "ALLOCA", "DEFAULT_SCOPE_OPS", "HEAP", "KIND_OF_OP", "SCRATCH_OPERAND", "SEMAPHORE",
+    "Allocation", "ModelSettings", "build_allocations", "frame_symbol",
+    "is_module_like", "resolve_attribute_alias",
+]

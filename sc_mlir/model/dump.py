@@ -1,0 +1,334 @@
+"""`load(path)`: a file or dump directory -> a `Dump` with its allocation table.
+
+>>> dump = load(example_path())
+>>> dump.allocations[["name", "words", "space_id"]].head(2).to_dict("records")
+[{'name': '%202', 'words': 64, 'space_id': 201}, {'name': '%203', 'words': 2048, 'space_id': 202}]
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from multiprocessing.context import BaseContext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sc_mlir.model.allocation import (
+    DEFAULT_SCOPE_OPS,
+    Allocation,
+    ModelSettings,
+    build_allocations,
+)
+from sc_mlir.model.spaces import SpaceMap
+from sc_mlir.read import jaxbridge, parts
+from sc_mlir.read.discover import Skipped, discover
+from sc_mlir.read.events import read_events
+from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
+from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
+from sc_mlir.read.progress import (
+    ByteProgress,
+    BytesRead,
+    ProgressHook,
+    count_in_worker,
+    start_worker,
+)
+from sc_mlir.read.scan import (
+    DEFAULT_RUN_ONCE_OPS,
+    Diagnostic,
+    ScanSettings,
+    is_skipped_allocation,
+    scan_file,
+    scan_text,
+)
+from sc_mlir.support.gcpause import paused_gc
+from sc_mlir.support.tables import frame_of
+from sc_mlir.syntax.parse import warm_parsers
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sc_mlir.analysis import Analysis
+    from sc_mlir.model.bounds import Bounds, Config
+
+# Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
+ALLOCATION_COLUMNS: tuple[str, ...] = (
+    "file", "chunk", "module", "func", "kind", "name", "scratch_index", "line", "col",
+    "op_form", "type", "shape",
+    "resolved_shape", "element_type", "element_bits", "num_elements", "bits", "bytes",
+    "words", "memory_space", "space_id", "space_name", "layout", "alignment", "scope_op",
+    "scope_path", "scope_start", "scope_end", "order", "live_end", "last_use_line", "core_type",
+    "scratch_operands", "size_assumed",
+    "dump_header", "loc_file", "loc_line", "loc_col", "loc_names",
+)
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    lines: int
+    ops: int
+    allocas: int
+
+
+@dataclass(frozen=True)
+class FileResult:
+    summary: FileSummary
+    records: list[Allocation]
+    diagnostics: list[Diagnostic]
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    scan: ScanSettings = field(default_factory=ScanSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+
+    @classmethod
+    def from_config(cls, config: Config) -> LoadSettings:
+        """What a config file changes in reading: space names, scope and run-once ops.
+        Raises ValueError (naming the file) for a space mapping that does not read."""
+        try:
+            space_map = SpaceMap.default().with_overrides(config.spaces)
+        except ValueError as exc:
+            raise ValueError(f"{config.path}: {exc}") from None
+        scope_ops = DEFAULT_SCOPE_OPS if config.scope_ops is None else config.scope_ops
+        run_once = (DEFAULT_RUN_ONCE_OPS if config.run_once_ops is None
+                    else config.run_once_ops)
+        return cls(ScanSettings(run_once_ops=frozenset(run_once)),
+                   ModelSettings(space_map, frozenset(scope_ops)))
+
+
+def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
+              pool: Executor | None = None, on_bytes: BytesRead | None = None) -> FileResult:
+    """Scan one file and build its allocation records (runs in worker processes too). With
+    `jobs` > 1 and a process `pool`, a large file is scanned in parts. `on_bytes` is told
+    the bytes scanned as the scan goes."""
+    settings = settings or LoadSettings()
+    with paused_gc():
+        try:
+            # The fast reader first; the careful one reads what it does not vouch for, a
+            # large file in parts on `jobs` cores (its own workers when not given a pool).
+            scan = read_events(path, settings.scan, on_bytes)
+            if scan is not None:
+                pass
+            elif jobs > 1 and pool is not None:
+                scan = scan_file_in_parts(path, settings.scan, jobs, pool, on_bytes=on_bytes)
+            elif jobs > 1 and _size(path) >= 2 * parts.MIN_PART_BYTES:
+                warm_parsers()
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
+                                         initializer=start_worker, initargs=(None,)) as own:
+                    scan = scan_file_in_parts(path, settings.scan, jobs, own, on_bytes=on_bytes)
+            else:
+                scan = scan_file(path, settings.scan, on_bytes=on_bytes)
+            records, diagnostics = build_allocations(scan, settings.model)
+        except OSError as exc:
+            return _unread(path, f"cannot read: {exc.strerror or exc}")
+        except Exception as exc:  # a bug must cost one file, not the whole dump
+            return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
+                           "please report this with the file")
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
+                      diagnostics)
+
+
+def read_kernel(path: str, text: str, settings: LoadSettings) -> FileResult:
+    """Scan a kernel held in memory (from a lowered program) as if it were a file."""
+    with paused_gc():
+        try:
+            scan = scan_text(text, path, settings.scan)
+            records, diagnostics = build_allocations(scan, settings.model)
+        except Exception as exc:  # a bug must cost one kernel, not the whole dump
+            return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
+                           "please report this with the file")
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
+                      diagnostics)
+
+
+def _unread(path: str, why: str) -> FileResult:
+    return FileResult(FileSummary(path, 0, 0, 0), [], [Diagnostic(path, 0, 0,
+                                                                  f"file skipped: {why}")])
+
+
+@dataclass
+class Dump:
+    """Everything read from a dump: allocation records, per-file summaries, diagnostics."""
+
+    path: str
+    records: list[Allocation]
+    files: list[FileSummary]
+    diagnostics: list[Diagnostic]
+    settings: LoadSettings = field(default_factory=LoadSettings)
+
+    @cached_property
+    def allocations(self) -> pd.DataFrame:
+        """One row per alloca; columns in ALLOCATION_COLUMNS (see README)."""
+        return allocations_frame(self.records)
+
+    @property
+    def skipped_allocas(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if is_skipped_allocation(d)]
+
+    @property
+    def usable(self) -> bool:
+        """False when nothing at all could be read (the CLI exits 2)."""
+        return bool(self.files) and any(f.lines for f in self.files)
+
+    def analyze(self, bounds: Bounds | Mapping[str, int] | None = None, *,
+                chip: str | None = None, align: Mapping[str, int] | None = None) -> Analysis:
+        """Analyse every (func, memory space): see `sc_mlir.analysis.analyze`."""
+        from sc_mlir.analysis import analyze
+
+        return analyze(self, bounds, chip=chip, align=align)
+
+
+class NoMLIRFound(ValueError):
+    """Nothing under a path could be read as MLIR text (the CLI exits 2 for it). The notes
+    say why for each file (empty, binary, not MLIR...)."""
+
+    def __init__(self, path: str, diagnostics: list[Diagnostic]) -> None:
+        self.path = path
+        self.diagnostics = diagnostics
+        why = "; ".join(f"{os.path.basename(d.file) or d.file}: {d.message}"
+                        for d in diagnostics[:3])
+        more = f"; and {len(diagnostics) - 3} more" if len(diagnostics) > 3 else ""
+        super().__init__(f"no MLIR text found in {path}"
+                         + (f" ({why}{more})" if why else " (no files in it)"))
+
+
+def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
+
+    return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
+                    ("scratch_index", "element_bits", "num_elements", "bits", "bytes",
+                     "words", "space_id", "alignment", "loc_line", "loc_col"))
+
+
+
+def allocation_row(record: Allocation) -> dict[str, object]:
+    """A record as a flat dict with the table's columns (lists for shapes and names)."""
+    values = {name: getattr(record, name) for name in ALLOCATION_COLUMNS[:-4]}
+    for key in ("shape", "resolved_shape"):
+        values[key] = list(values[key]) if values[key] is not None else None
+    values["loc_file"] = record.loc.file
+    values["loc_line"] = record.loc.line
+    values["loc_col"] = record.loc.col
+    values["loc_names"] = list(record.loc.names)
+    return values
+
+
+def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
+         jobs: int | None = 1, progress: ProgressHook | None = None) -> Dump:
+    """Read a dump: a file or a directory (recursive, files found by content).
+
+    `jobs` worker processes read files in parallel (None: all cores). Files that are not
+    MLIR text are skipped, each with a diagnostic. `progress(done, total, path)` is called
+    as the files are scanned, in bytes (of all the MLIR files), ending with done == total.
+    Raises `FileNotFoundError` for a path that does not exist, and `NoMLIRFound` when
+    nothing under it is MLIR text (an empty directory, only binary files...). A lowered
+    program (StableHLO or HLO text with `tpu_custom_call`s) is read as its kernels, each a
+    file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
+    were found, if it is absent).
+    """
+    settings = settings or LoadSettings()
+    files, skipped = discover(path)
+    files, skipped, programs = split_programs(files, skipped)
+    if any(p.kernels for p in programs) and not jaxbridge.available():
+        raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
+    diagnostics = [_skip_note(s) for s in skipped]
+    results = list(_read_all(files, settings, jobs, progress))
+    for program in programs:
+        results.extend(read_program_kernels(program, settings))
+        diagnostics.extend(program.diagnostics)
+    records: list[Allocation] = []
+    summaries: list[FileSummary] = []
+    for result in results:
+        records.extend(result.records)
+        summaries.append(result.summary)
+        diagnostics.extend(result.diagnostics)
+    dump = Dump(str(path), records, summaries, diagnostics, settings)
+    if not dump.usable:
+        raise NoMLIRFound(str(path), diagnostics)
+    return dump
+
+
+def read_program_kernels(program: Program, settings: LoadSettings) -> list[FileResult]:
+    """The kernels of a lowered program, each read as a file. Problems with single kernels
+    are added to `program.diagnostics`."""
+    return [read_kernel(source.path, source.text, settings)
+            for source in kernel_sources(program)]
+
+
+def _skip_note(skipped: Skipped) -> Diagnostic:
+    return Diagnostic(skipped.path, 0, 0, f"file skipped: {skipped.reason}")
+
+
+def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
+              progress: ProgressHook | None) -> Iterator[FileResult]:
+    workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
+    sizes = [_size(path) for path in files]
+    large = [size >= 2 * parts.MIN_PART_BYTES for size in sizes]
+    if workers == 1 or len(files) < 2:
+        # One file: read here (workers are started only if the careful reader needs them).
+        tracker = ByteProgress(progress, sum(sizes))
+        for path in files:
+            result = read_file(path, settings, jobs=workers,
+                               on_bytes=tracker.file(path) if progress else None)
+            tracker.finish(path)
+            yield result
+        tracker.complete()
+        return
+    # Small files go to the workers whole; a large one is read here, its parts scanned by
+    # the same workers. The grammars are built before the workers start, which share them.
+    # The workers add the bytes they scan to one shared counter.
+    warm_parsers()
+    context = worker_context()
+    counter = context.Value("q", 0) if progress else None
+    tracker = ByteProgress(progress, sum(sizes), counter)
+    worker_bytes = count_in_worker if progress else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
+                             initargs=(counter,)) as pool:
+        pending: dict[int, Future[FileResult]] = {
+            i: pool.submit(read_file, path, settings, on_bytes=worker_bytes)
+            for i, path in enumerate(files) if not large[i]}
+        for i, path in enumerate(files):
+            if large[i]:
+                result = read_file(path, settings, jobs=workers, pool=pool,
+                                   on_bytes=tracker.file(path) if progress else None)
+            else:
+                try:
+                    future = pending.pop(i)
+                    wait_reporting(future, tracker.file(path) if progress else None)
+                    result = future.result()
+                except Exception:  # the worker died (out of memory...): read it here
+                    result = read_file(path, settings)
+            tracker.finish(path)
+            yield result
+    tracker.complete()
+
+
+def worker_context() -> BaseContext:
+    """How worker processes start: forked (the default, fast, sharing the grammars built
+    here), except once jax is imported (`sc_mlir.check`, embedded kernels): jax runs
+    threads, and forking a process with threads may deadlock the child, so the workers
+    then start from a fork server, a fresh process without jax."""
+    if "jax" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def example_path() -> str:
+    """The sample dump shipped inside the package (used by `--example`)."""
+    packaged = resources.files("sc_mlir") / "examples"
+    if packaged.is_dir():
+        return str(packaged)
+    return str(Path(__file__).resolve().parents[2] / "fixtures" / "sample")

@@ -1,0 +1,223 @@
+"""MLIR locations resolved to source: `#loc` alias tables and their chains (the syntax
+nodes are `sc_mlir.syntax.locations`).
+
+An op's `loc(#loc38)` usually points into a chain of aliases: name locations wrap
+call sites, call sites wrap file locations. Resolution follows the chain and keeps what a
+user needs: the innermost file location (the callee's, for a call site), the names met on
+the way (outermost first), and the callers' file locations (innermost caller first).
+
+>>> table = LocationTable({"#loc1": 'loc("k.py":10:4 to :9)', "#loc2": 'loc("run_scoped"(#loc1))'})
+>>> r = table.resolve(AliasLoc("#loc2"))
+>>> (r.file, r.line, r.col, r.names)
+('k.py', 10, 4, ('run_scoped',))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sc_mlir.syntax.locations import (
+    AliasLoc,
+    CallSiteLoc,
+    FileLoc,
+    FusedLoc,
+    Location,
+    NameLoc,
+    UnknownLoc,
+)
+from sc_mlir.syntax.parse import parse_location
+
+# --- resolved -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where an op came from in the user's program."""
+
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    names: tuple[str, ...] = ()
+    callers: tuple[FileLoc, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def short(self) -> str:
+        """`file:line:col`, or the innermost name, or an empty string."""
+        if self.file is not None:
+            parts = [self.file, str(self.line)]
+            if self.col is not None:
+                parts.append(str(self.col))
+            return ":".join(parts)
+        return self.names[-1] if self.names else ""
+
+
+UNRESOLVED = SourceLocation()
+
+# A chain longer than this is a cycle the visited-set missed or an adversarial table.
+_MAX_STEPS = 10_000
+_MAX_CALLERS = 64
+
+
+@dataclass
+class LocationTable:
+    """The `#alias = loc(...)` definitions of one module (or split chunk).
+
+    Definitions are kept as raw text and parsed only when an op refers to them: real dumps
+    carry thousands of aliases and only the allocas' chains matter.
+    """
+
+    raw: dict[str, str]
+    parse: Callable[[str], Location] | None = None
+    _parsed: dict[str, Location | None] = field(default_factory=dict)
+    _errors: dict[str, str] = field(default_factory=dict)
+    _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
+    _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
+    _in_progress: set[str] = field(default_factory=set)
+
+    def lookup(self, name: str) -> tuple[Location | None, str | None]:
+        if name in self._parsed:
+            return self._parsed[name], self._errors.get(name)
+        text = self.raw.get(name)
+        if text is None:
+            self._parsed[name] = None
+            self._errors[name] = f"location alias {name} is not defined"
+            return None, self._errors[name]
+        if self.parse is None:
+            self.parse = _default_parser()
+        parse = self.parse
+        try:
+            loc: Location | None = parse(text)
+        except RecursionError:
+            raise  # the resolver's own depth, not the text: `resolve` falls back
+        except Exception as exc:  # any grammar failure becomes a reported problem
+            loc = None
+            self._errors[name] = f"location alias {name} does not parse: {_first_line(exc)}"
+        self._parsed[name] = loc
+        return loc, self._errors.get(name)
+
+    def resolve(self, loc: Location | None) -> SourceLocation:
+        """Follow aliases, names, call sites and fused locations to a source location.
+
+        Each alias is resolved once: what an alias resolves to does not depend on how it
+        was reached, and ops share long chains (`loc(#loc38)` -> name -> call site ...).
+        """
+        if loc is None:
+            return UNRESOLVED
+        cached = self._resolved.get(loc)
+        if cached is None:
+            try:
+                cached = self._memo(loc)
+            except RecursionError:  # a chain deeper than the interpreter's stack
+                cached = self._resolve(loc)
+            self._resolved[loc] = cached
+        return cached
+
+    def _memo(self, loc: Location | None) -> SourceLocation:
+        match loc:
+            case None | UnknownLoc():
+                return UNRESOLVED
+            case FileLoc():
+                return SourceLocation(loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
+            case NameLoc(name=name, child=child):
+                r = self._memo(child)
+                return SourceLocation(r.file, r.line, r.col, r.end_line, r.end_col,
+                                      (name, *r.names), r.callers, r.problems)
+            case CallSiteLoc(callee=callee, caller=caller):
+                inner, outer = self._memo(callee), self._memo(caller)
+                frame = (() if outer.file is None else
+                         (FileLoc(outer.file, outer.line or 0, outer.col, outer.end_line,
+                                  outer.end_col),))
+                callers = (*inner.callers, *frame, *outer.callers)[:_MAX_CALLERS]
+                return SourceLocation(inner.file, inner.line, inner.col, inner.end_line,
+                                      inner.end_col, inner.names, callers,
+                                      inner.problems + outer.problems)
+            case FusedLoc(locations=parts):
+                resolved = [self._memo(part) for part in parts]
+                return next((r for r in resolved if r.file is not None),
+                            resolved[0] if resolved else UNRESOLVED)
+            case AliasLoc(name=name):
+                found = self._by_alias.get(name)
+                if found is not None:
+                    return found
+                if name in self._in_progress:
+                    return SourceLocation(problems=(f"location alias {name} refers to itself",))
+                self._in_progress.add(name)
+                try:
+                    target, error = self.lookup(name)
+                    found = self._memo(target)
+                    if error:
+                        found = SourceLocation(found.file, found.line, found.col,
+                                               found.end_line, found.end_col, found.names,
+                                               found.callers, (*found.problems, error))
+                finally:
+                    self._in_progress.discard(name)
+                self._by_alias[name] = found
+                return found
+        return UNRESOLVED
+
+    def _resolve(self, loc: Location) -> SourceLocation:
+        names: list[str] = []
+        problems: list[str] = []
+        callers: list[FileLoc] = []
+        main = self._follow(loc, names, problems, callers, caller_depth=0)
+        if main is None:
+            return SourceLocation(names=tuple(names), callers=tuple(callers),
+                                  problems=tuple(problems))
+        return SourceLocation(main.file, main.line, main.col, main.end_line, main.end_col,
+                              tuple(names), tuple(callers), tuple(problems))
+
+    def _follow(self, loc: Location, names: list[str], problems: list[str],
+                callers: list[FileLoc], caller_depth: int | None) -> FileLoc | None:
+        """Walk one path of the location tree iteratively (chains can be long).
+
+        Callers are collected only when `caller_depth` is not None, and only down to
+        _MAX_CALLERS nested call sites.
+        """
+        seen_aliases: set[str] = set()
+        current: Location | None = loc
+        for _ in range(_MAX_STEPS):
+            match current:
+                case None | UnknownLoc():
+                    return None
+                case FileLoc():
+                    return current
+                case NameLoc(name=name, child=child):
+                    names.append(name)
+                    current = child
+                case CallSiteLoc(callee=callee, caller=caller):
+                    if caller_depth is not None and caller_depth < _MAX_CALLERS:
+                        frame = self._follow(caller, [], problems, callers, caller_depth + 1)
+                        if frame is not None:
+                            callers.insert(0, frame)
+                    current = callee
+                case FusedLoc(locations=parts):
+                    current = self._first_with_file(parts)
+                case AliasLoc(name=name):
+                    if name in seen_aliases:
+                        problems.append(f"location alias {name} refers to itself")
+                        return None
+                    seen_aliases.add(name)
+                    current, error = self.lookup(name)
+                    if error:
+                        problems.append(error)
+        problems.append("location chain too long")
+        return None
+
+    def _first_with_file(self, parts: tuple[Location, ...]) -> Location | None:
+        """The first fused part that leads to a file location (else the first part)."""
+        for part in parts:
+            if self._follow(part, [], [], [], caller_depth=None) is not None:
+                return part
+        return parts[0] if parts else None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _default_parser() -> Callable[[str], Location]:
+    return parse_location

@@ -1,0 +1,107 @@
+"""Which files are MLIR dumps: found by content, never by name.
+
+`--xla_sc_dump_mlir_to` writes files whose names and layout are not documented, so a
+directory is walked recursively and each regular file is sniffed. Binary files, MLIR
+bytecode and text without MLIR in it are skipped with a note; symlinked directories are
+not followed (no loops), FIFOs and devices are never opened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from sc_mlir.syntax.patterns import SSA_RESULTS
+
+SNIFF_BYTES = 256 * 1024
+_MLIR_SIGNAL = re.compile(
+    rb"(?m)^[ \t]*(?:module\b|\"builtin\.module\"|func\.func\b|\"func\.func\"|"
+    + SSA_RESULTS.encode() + rb"[ \t]*=|#[\w$.\-]+[ \t]*=|![\w$.\-]+[ \t]*=|// -----|"
+    rb"\"?[a-z_][\w$]*+\.[\w$.]++\"?[^\n]*?\bloc\(|"
+    # Any dialect's symbol op (`gpu.module @m {`), a generic op, or an alloca statement.
+    rb"[a-z_][\w$]*+\.[\w$.]++[ \t]+@|\"[a-z_][\w$]*+\.[\w$.]++\"[ \t]*\(|"
+    rb"memref\.alloca[ \t]*\()"
+)
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+def sniff(head: bytes) -> str | None:
+    """None if `head` (the first bytes of a file) looks like MLIR text, else why not.
+
+    >>> sniff(b"module {\\n}"), sniff(b"hello")
+    (None, 'no MLIR found in its first 256 KiB')
+    >>> sniff(b"ML\\xefR\\x00...")
+    'MLIR bytecode, not text; print it with mlir-opt first'
+    """
+    if head.startswith(MLIR_BYTECODE_MAGIC):
+        return "MLIR bytecode, not text; print it with mlir-opt first"
+    if not head.strip(b" \t\r\n"):
+        return "empty file"
+    nuls = head.count(b"\x00")
+    # A dump damaged by a crash may hold a few NUL bytes: it is read, and the scanner
+    # says where they are. Mostly NULs (a sparse or binary file) is not text.
+    if nuls * 100 > len(head):
+        return "binary file (NUL bytes)"
+    if _MLIR_SIGNAL.search(head) is None:
+        return "binary file (NUL bytes), no MLIR text in it" if nuls else \
+            "no MLIR found in its first 256 KiB"
+    return None
+
+
+def _read_head(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(SNIFF_BYTES)
+
+
+def discover(path: str | os.PathLike[str]) -> tuple[list[str], list[Skipped]]:
+    """MLIR text files under `path` (a file or a directory), and what was skipped."""
+    root = Path(path)
+    found: list[str] = []
+    skipped: list[Skipped] = []
+    if not root.exists() and not root.is_symlink():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    candidates: list[str]
+    if root.is_dir():
+        candidates = []
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
+                                                    onerror=lambda e: skipped.append(
+                                                        Skipped(str(e.filename), _why(e)))):
+            dirnames.sort()
+            for name in sorted(filenames):
+                candidates.append(os.path.join(dirpath, name))
+    else:
+        candidates = [str(root)]
+    for candidate in candidates:
+        reason = _check(candidate)
+        if reason is None:
+            found.append(candidate)
+        else:
+            skipped.append(Skipped(candidate, reason))
+    return found, skipped
+
+
+def _check(path: str) -> str | None:
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        return _why(exc)
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (FIFO, socket or device)"
+    try:
+        head = _read_head(path)
+    except OSError as exc:
+        return _why(exc)
+    return sniff(head)
+
+
+def _why(exc: OSError) -> str:
+    return f"cannot read: {exc.strerror or exc}"

@@ -1,0 +1,841 @@
+"""The fast reader: one file read as a buffer, with C-level searches surfacing only the
+events the allocation analysis needs; Python runs per event, never per line.
+
+Events: a `{` that ends a line (a region opens), a `}` that starts one (a region closes),
+a block label, an allocation op, and, per func, the occurrences of the names derived from
+its allocas (their uses). Program points are counted from line numbers: in the text this
+reader vouches for, every line is an op, a region's closing line or a block label.
+
+It vouches only for text whose shape it knows: ASCII without control bytes, no comment, no
+escape, no resources section, one op per line with its brackets balanced, every `{` inside
+a line an attribute dict, single-block regions, a trailing `#loc` table numbered in order.
+For anything else `read_events` returns None and the careful line reader
+(`sc_mlir.read.scan.Scanner`) reads the file, which is always the authority: where both read a
+file, they give the same `FileScan` (tests/read/test_events.py holds them equal). The attribute
+and alias definitions before the first op are read by the careful reader itself.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Mapping
+from itertools import pairwise
+
+from sc_mlir.read.progress import BytesRead
+from sc_mlir.read.scan import (
+    _CONTINUATION_WORDS,
+    _DICT_ENTRY,
+    _HEAD,
+    _MAYBE_REGION_OPEN,
+    ALLOCATION_OPS,
+    Chunk,
+    FileScan,
+    OpFrame,
+    RawAlloca,
+    Scanner,
+    ScanSettings,
+    _constant_value,
+    _passes_values_out,
+    _results_of,
+)
+from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_parts
+
+# The ops read as allocations are the careful reader's table, `scan.ALLOCATION_OPS` (the
+# pretty names; the generic form is the same name in quotes): both readers capture the same.
+_ALLOCATION_OP = re.compile(
+    b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
+)
+_ALLOCATION_OP_TEXT = re.compile(_ALLOCATION_OP.pattern.decode())
+_ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION_OPS}
+
+# Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
+# UTF-8 go to the careful reader, which reports them and counts columns in characters).
+_PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+_REGION_OPEN = re.compile(rb"\{\n")
+_REGION_CLOSE = re.compile(rb"\n[ \t]*\}")
+_LABEL = re.compile(rb"\n[ \t]*\^")
+_COMMENT_LINE = re.compile(rb"\n[ \t]*//")
+_SPLIT_LINE = re.compile(rb"[ \t]*// -----")
+# A line that starts with something other than an op, a `}` or a label (blank lines too).
+_ODD_LINE_START = re.compile(rb'\n[ \t]*+(?![%"A-Za-z_}^\n]|//)')
+_BLANK_LINE = re.compile(rb"\n[ \t]*+(?=\n)")
+_CONTINUATION_LINE = re.compile(
+    rb"\n[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + rb")(?![\w$.])"
+)
+# An op line that ends inside its brackets or its operand list (literal searches: a
+# character class would be tried at every comma).
+_OPEN_LINE_ENDS = (b"(\n", b"[\n", b",\n")
+_OP_START = frozenset(bytes([c]) for c in
+                      b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
+_CONTINUATION_WORD = re.compile(
+    rb"[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + rb")(?![\w$.])"
+)
+_LOC_NAME = re.compile(rb"\n#loc(\d*) = ")
+# One `#locN = loc(...)` line, its brackets balanced up to depth 4. The careful reader
+# counts brackets inside strings too (and `->`, `>=`, `<=` as no brackets): a string may
+# hold balanced `(...)` and `<...>` (`"jit(f)/fusion"`, `"f.<locals>.g"`) and no other
+# bracket, and no `=` appears, nor `-` before a `>`.
+_STRING_TEXT = rb'[^"\\\n()\[\]{}<>=]*+'
+_STRING = (rb'"' + _STRING_TEXT + rb"(?:(?:\(" + _STRING_TEXT + rb"\)|<" + _STRING_TEXT
+           + rb"(?<!-)>)" + _STRING_TEXT + rb')*+"')
+_INNER = rb'(?:[^"()\[\]{}<>=\n]++|' + _STRING + rb")"
+_BALANCED = _INNER + rb"*+"
+for _ in range(4):
+    _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
+                 + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
+_LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
+_VALUE_AT = re.compile(rb"[^\n]*")
+_TABLE_LINE = re.compile(rb"\n(?=#)")
+_INDEX_AFTER_LOOKUPS = 64
+
+
+class _Unvouched(Exception):
+    """The text has a shape the fast reader does not vouch for."""
+
+
+class LocationTable(Mapping[str, str]):
+    """The `#loc` aliases of a trailing location table, fetched by position when asked for:
+    a dump has hundreds of thousands and a report needs a few. The table was checked to
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
+
+    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
+                 before: Mapping[str, str]) -> None:
+        self._data = data
+        self._start, self._end = start, end
+        self._numbers = numbers
+        self._before = before  # aliases defined before the first op
+        self._found: dict[str, str] = {}
+        self._offsets: array[int] | None = None
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # Sent to another process (records built in a worker): the table, not the file.
+        table = b"\n" + bytes(self._data[self._start : self._end])
+        return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
+
+    def _number(self, name: object) -> int | None:
+        if not isinstance(name, str) or not name.startswith("#loc"):
+            return None
+        digits = name[4:]
+        if digits:
+            if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0"
+                                                               and digits != "0"):
+                return None
+            number = int(digits)
+        else:
+            number = -1
+        numbers = self._numbers
+        at = bisect_left(numbers, number)
+        return number if at < len(numbers) and numbers[at] == number else None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._before or self._number(name) is not None
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._before:
+            return self._before[name]
+        found = self._found.get(name)
+        if found is not None:
+            return found
+        number = self._number(name)
+        if number is None:
+            raise KeyError(name)
+        data = self._data
+        if len(self._found) >= _INDEX_AFTER_LOOKUPS:
+            # A report asking for many: one search for every line start, then each is one
+            # bisect away.
+            if self._offsets is None:
+                self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
+                    data, self._start - 1, self._end)))
+            line = self._offsets[bisect_left(self._numbers, number)] + 1
+            equals = data.index(b" = ", line)
+        else:
+            line, equals = self._bisect(number)
+        value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
+        self._found[name] = value
+        return value
+
+    def _bisect(self, number: int) -> tuple[int, int]:
+        """The line defining #loc<number>, found by bisecting byte positions."""
+        data = self._data
+        low, high = self._start, self._end
+        while low < high:
+            middle = (low + high) // 2
+            line = data.rfind(b"\n", self._start - 1, middle) + 1
+            equals = data.index(b" = ", line)
+            digits = data[line + 4 : equals]
+            at = int(digits) if digits else -1
+            if at == number:
+                return line, equals
+            if at < number:
+                low = data.index(b"\n", line) + 1
+            else:
+                high = line
+        raise KeyError(number)  # cannot happen in a checked table
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._before
+        for number in self._numbers:
+            yield f"#loc{number}" if number >= 0 else "#loc"
+
+    def __len__(self) -> int:
+        return len(self._before) + len(self._numbers)
+
+
+class _Region:
+    __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
+                 "labels", "ops_at_open", "owner", "parent", "start")
+
+    def __init__(self, owner: OpFrame | None, parent: _Region | None, depth: int,
+                 start: int, generic: bool) -> None:
+        self.owner = owner
+        self.parent = parent
+        self.depth = depth
+        self.start = start
+        self.end = -1
+        self.generic = generic  # opened by `({`: its op's `(` stays open
+        self.had_ops = False
+        self.ops_at_open = 0
+        self.labels = 0
+        self.frames_cache: tuple[OpFrame, ...] | None = None
+        self.child_counts: dict[str, int] = {}
+
+    @property
+    def frames(self) -> tuple[OpFrame, ...]:
+        if self.frames_cache is None:
+            self.frames_cache = tuple(self.owner.ancestors()) if self.owner else ()
+        return self.frames_cache
+
+
+# Larger files are read by the careful reader, which holds one 4 MB block at a time: this
+# reader holds the whole file.
+MAX_FILE_BYTES = 256 << 20
+PROGRESS_BYTES = 1 << 22  # as the careful reader's blocks
+
+
+def read_events(path: str, settings: ScanSettings | None = None,
+                on_bytes: BytesRead | None = None) -> FileScan | None:
+    """The file's `FileScan`, or None when it has a shape only the careful reader reads
+    (or is larger than MAX_FILE_BYTES). `on_bytes` is told the bytes read as the reader
+    walks the file; when it gives up, the bytes it reported are taken back (a negative
+    count), since the careful reader reports them again."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > MAX_FILE_BYTES:
+            return None
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    return scan_bytes(data, path, settings, on_bytes)
+
+
+def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None = None,
+               on_bytes: BytesRead | None = None) -> FileScan | None:
+    """`read_events` on bytes already in memory."""
+    reader = _Reader(data, path, settings or ScanSettings(), on_bytes)
+    try:
+        return reader.read()
+    except (_Unvouched, SyntaxProblem):
+        if on_bytes is not None and reader.reported:
+            on_bytes(-reader.reported)
+        return None
+
+
+class _Reader:
+    def __init__(self, data: bytes, path: str, settings: ScanSettings,
+                 on_bytes: BytesRead | None = None) -> None:
+        self.data = data
+        self.path = path
+        self.settings = settings
+        self.on_bytes = on_bytes
+        self.reported = 0  # bytes told to on_bytes so far
+
+    def _progress(self, offset: int) -> None:
+        """Tell on_bytes how far the reader got, every PROGRESS_BYTES."""
+        if self.on_bytes is not None and offset - self.reported >= PROGRESS_BYTES:
+            self.on_bytes(offset - self.reported)
+            self.reported = offset
+
+    # -- the whole file --------------------------------------------------------------
+
+    def read(self) -> FileScan:
+        data = self.data
+        if not data or data.translate(None, _PLAIN_BYTES):
+            raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
+        if b"\\" in data or b"{-#" in data:
+            raise _Unvouched("an escape or a resources section")
+        if not data.endswith(b"\n"):
+            data = self.data = data + b"\n"
+        self.lines = data.count(b"\n")
+        body_start, prefix_scan = self._prefix()
+        self.chunk_index = len(prefix_scan.chunks) - 1
+        body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
+        if (data[body_start : body_start + 1] not in _OP_START
+                or _ODD_LINE_START.search(data, body_start, body_end - 1)
+                or _CONTINUATION_LINE.search(data, max(body_start - 1, 0), body_end)
+                or _CONTINUATION_WORD.match(data, body_start)
+                or any(data.find(end, body_start, body_end) >= 0 for end in _OPEN_LINE_ENDS)):
+            raise _Unvouched("a line that is not a whole op, a region end or a label")
+        self.body_start, self.body_end = body_start, body_end
+        self.comment_lines = self._comment_lines()
+        comments = [data[start : data.index(b"\n", start)] for start in self.comment_lines]
+        for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
+            # Brackets in comments are text: they count for neither reader.
+            if (data.count(opening, body_start, body_end) - data.count(closing, body_start,
+                                                                         body_end)
+                    != sum(c.count(opening) - c.count(closing) for c in comments)):
+                raise _Unvouched("brackets that do not balance")
+        self.first_body_line = data.count(b"\n", 0, body_start) + 1
+        self.dynamic: list[tuple[RawAlloca, int]] = []  # allocas with size operands
+        self._structure()
+        for alloca, line_start in self.dynamic:
+            alloca.size_constants = tuple(
+                self._constant_of(name, line_start, self.alloca_region[alloca.index])
+                for name in alloca.syntax.dynamic_sizes)  # type: ignore[union-attr]
+        self._liveness()
+        chunks = prefix_scan.chunks
+        last = chunks[-1]
+        chunk = Chunk(last.index, last.line, last.header)
+        chunk.aliases = table  # type: ignore[assignment]  # a read-only mapping
+        chunks[-1] = chunk
+        allocas = self.allocas
+        for alloca in allocas:
+            alloca.live_end = self.live_end[alloca.index]
+            alloca.live_end_line = self.live_end_line[alloca.index]
+        if self.on_bytes is not None and len(self.data) > self.reported:
+            self.on_bytes(len(self.data) - self.reported)  # the rest, liveness included
+            self.reported = len(self.data)
+        return FileScan(self.path, allocas, chunks, list(prefix_scan.diagnostics),
+                        self.lines, self.ops, self.funcs)
+
+    def _prefix(self) -> tuple[int, FileScan]:
+        """Alias definitions before the first op, read by the careful reader."""
+        data = self.data
+        start = 0
+        while True:  # alias definitions, comments (a dump header) and blank lines
+            line_end = data.index(b"\n", start)
+            first = data[start:line_end].lstrip()[:2]
+            if first[:1] not in (b"#", b"!", b"") and first != b"//":
+                break
+            start = line_end + 1
+            if start >= len(data):
+                raise _Unvouched("no op")
+        lines = data[:start].decode().split("\n")[:-1]
+        scanner = Scanner(self.path, self.settings)
+        scanner.feed_checked(lines, False)
+        if (scanner.pending_alias is not None or scanner.order or scanner.nesting
+                or len(scanner.regions) != 1 or scanner.diagnostics):
+            raise _Unvouched("the alias definitions before the first op")
+        if start >= len(data):
+            raise _Unvouched("no op")
+        return start, scanner.finish()
+
+    def _comment_lines(self) -> list[int]:
+        """Where the comments in the body are: whole lines only (what follows code on a
+        line, or a `// -----` split, the careful reader reads)."""
+        data = self.data
+        starts = [m.start() + 1 for m in _COMMENT_LINE.finditer(data, self.body_start - 1,
+                                                                 self.body_end)]
+        in_lines = 0
+        for start in starts:
+            line_end = data.index(b"\n", start)
+            if _SPLIT_LINE.match(data, start):
+                raise _Unvouched("a chunk split among the ops")
+            in_lines += data.count(b"//", start, line_end)
+        if in_lines != data.count(b"//", self.body_start, self.body_end):
+            raise _Unvouched("a comment after code")
+        return starts
+
+    def _table(self, body_start: int, before: dict[str, str]) -> tuple[int, Mapping[str, str]]:
+        """Where the ops end, and the `#loc` table after them."""
+        data = self.data
+        end = len(data)
+        table_at = data.find(b"\n#", body_start)
+        if table_at < 0:
+            return end, before
+        body_end = table_at + 1
+        if _ALLOCATION_OP.search(data, body_end):
+            raise _Unvouched("an allocation op's name in the location table")
+        if _LOC_TABLE.match(data, body_end).end() != end:
+            raise _Unvouched("a location table line this reader does not read")
+        numbers = array("q", (int(n) if n else -1
+                              for n in _LOC_NAME.findall(data, body_end - 1)))
+        table = LocationTable(data, body_end, end, numbers, before)
+        if any(a >= b for a, b in pairwise(numbers)) or any(
+                table._number(name) is not None for name in before):
+            raise _Unvouched("a location table out of order, or defining an alias again")
+        return body_end, table
+
+    # -- regions, ops and allocas ----------------------------------------------------
+
+    def _structure(self) -> None:
+        """Regions, ops and allocas in one pass over the events, in text order."""
+        data = self.data
+        start, end = self.body_start, self.body_end
+        # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
+        # comment or blank line): a list of ints sorts faster and holds a third of the
+        # memory of a list of pairs. Close, label and blank-line events match from the
+        # newline before their line; the body's first line is an op, so the searches start
+        # at that newline.
+        search_from = max(start - 1, 0)
+        events = [(m.start() + 1) << 3 for m in _REGION_CLOSE.finditer(data, search_from, end)]
+        events.extend(((m.start() + 1) << 3) | 1
+                      for m in _LABEL.finditer(data, search_from, end))
+        events.extend((m.start() << 3) | 2 for m in _ALLOCATION_OP.finditer(data, start, end))
+        events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
+        events.extend((offset << 3) | 4 for offset in self.comment_lines)
+        events.extend(((m.start() + 1) << 3) | 4
+                      for m in _BLANK_LINE.finditer(data, search_from, end))
+        events.sort()
+        self.allocas: list[RawAlloca] = []
+        self.funcs: list[OpFrame] = []
+        self.live_end: list[int] = []
+        self.live_end_line: list[int] = []
+        self.alloca_region: list[_Region] = []
+        self.frame_end_line: dict[int, int] = {}
+        root = _Region(None, None, 0, start, False)
+        region = root
+        line = self.first_body_line
+        position = start
+        non_ops = 0  # region-end and label lines so far: every other body line is an op
+        last_op_line = 0
+        self.event_offsets = array("q", (start,))
+        self.event_lines = array("q", (line,))
+        self.non_op_lines: list[int] = []
+        self.transitions: list[int] = [start]  # the region at an offset: from here on
+        self.transition_regions: list[_Region] = [root]
+        # What a line is, for lines other than plain ops: ("op", frame) a region's op,
+        # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
+        self.line_kind: dict[int, tuple[str, object]] = {}
+        top_count = 0
+        last_close_line = -1
+        just_closed: _Region | None = None
+        run_once = self.settings.run_once_ops
+        for event in events:
+            offset, kind = event >> 3, event & 7
+            if offset - self.reported >= PROGRESS_BYTES:
+                self._progress(offset)
+            line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
+            new_line = line + data.count(b"\n", position, line_start)
+            if new_line - 1 > line:
+                last_op_line = new_line - 1  # the lines between events are ops
+            line = new_line
+            position = line_start
+            self.event_offsets.append(line_start)
+            self.event_lines.append(line)
+            ops_before = (line - self.first_body_line) - non_ops
+            if kind == 0:  # `}` starts the line
+                if region is root:
+                    raise _Unvouched("'}' closes nothing")
+                owner = region.owner
+                assert owner is not None
+                region.end = line_start
+                owner.end_order = ops_before
+                owner.end_line = line
+                self.frame_end_line[id(owner)] = last_op_line
+                text = self._line(line_start)
+                rest = text[text.index("}") + 1 :]
+                continues = rest.endswith("{")
+                tail = rest[:-1] if continues else rest
+                if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
+                        or tail.count("[") != tail.count("]") or text.count('"') % 2):
+                    raise _Unvouched("a region end this reader does not read")
+                paren = tail.count("(") - tail.count(")")
+                if region.generic and continues:
+                    well_formed = paren == 0 and tail.strip() == ","
+                elif region.generic:
+                    well_formed = paren == -1 and tail.startswith(")")
+                else:
+                    well_formed = paren == 0 and (not continues or tail.strip() == "else")
+                if not well_formed:
+                    raise _Unvouched("a region end this reader does not read")
+                if tail.strip():
+                    owner.trailer.append(tail)
+                just_closed = region
+                region = region.parent  # type: ignore[assignment]
+                self.transitions.append(line_start)
+                self.transition_regions.append(region)
+                self.non_op_lines.append(line)
+                non_ops += 1
+                last_close_line = line
+                self.line_kind[line] = ("close", owner)
+            elif kind == 1:  # a block label
+                # Ops before it in its region (plain op lines are no events: count them).
+                if (region.had_ops or region.labels or line in self.line_kind
+                        or ops_before > region.ops_at_open):
+                    raise _Unvouched("a region with several blocks")
+                owner = region.owner
+                if owner is not None and not region.labels and owner.entry_block is None:
+                    owner.entry_block = (line, 1, self._line(line_start))
+                region.labels += 1
+                self.non_op_lines.append(line)
+                non_ops += 1
+                self.line_kind[line] = ("label", None)
+            elif kind == 4:  # a comment or a blank line: read as nothing
+                self.non_op_lines.append(line)
+                non_ops += 1
+                self.line_kind[line] = _COMMENT
+            elif self.line_kind.get(line) is _COMMENT:
+                continue  # an op's name or a `{` in a comment
+            elif kind == 2:  # an allocation op
+                if line in self.line_kind:
+                    raise _Unvouched("an allocation op that is not alone on its line")
+                region.had_ops = True
+                self._alloca(self._line(line_start), line, ops_before + 1, region)
+                if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
+                    self.dynamic.append((self.allocas[-1], line_start))
+                last_op_line = line
+            else:  # kind == 3: a `{` ends the line
+                text = self._line(line_start)
+                if _DICT_ENTRY.match(self._next_code_line(offset + 2)) or text.count('"') % 2:
+                    raise _Unvouched("an attribute dict over several lines")
+                if last_close_line == line:
+                    # The op whose region just closed on this line opens its next one.
+                    assert just_closed is not None and just_closed.owner is not None
+                    frame = just_closed.owner
+                    generic = just_closed.generic
+                else:
+                    if line in self.line_kind:
+                        raise _Unvouched("an op this reader does not read")
+                    frame, generic = self._region_op(text, line, ops_before + 1, region,
+                                                     run_once)
+                    if region.owner is None:
+                        frame.top_index = top_count
+                        top_count += 1
+                    self.line_kind[line] = ("op", frame)
+                    last_op_line = line
+                region = _Region(frame, region, region.depth + 1, offset + 2, generic)
+                # The ops up to this line, its own included (a `} else {` line is none).
+                region.ops_at_open = ops_before + (last_close_line != line)
+                self.transitions.append(offset + 1)
+                self.transition_regions.append(region)
+        if region is not root:
+            raise _Unvouched("regions still open at the end")
+        root.end = end
+        self.root = root
+        self.last_body_line = data.count(b"\n", 0, end)
+        self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
+
+    def _region_op(self, text: str, line: int, order: int, region: _Region,
+                   run_once: frozenset[str]) -> tuple[OpFrame, bool]:
+        head = _HEAD.match(text)
+        if head is None or head.group(2) in _ALLOCATION_OP_NAMES:
+            raise _Unvouched("an op this reader does not read")
+        name = head.group(2)
+        if (name[0] != '"' and head.group(1) is None and name in _CONTINUATION_WORDS) or (
+                text.count('"') > 2 and '%' in text):
+            raise _Unvouched("an op this reader does not read")
+        stripped = text.rstrip()
+        generic = stripped.endswith("({")
+        before_brace = stripped[:-1]
+        if (_MAYBE_REGION_OPEN.search(before_brace)
+                or before_brace.count("{") != before_brace.count("}")
+                or before_brace.count("[") != before_brace.count("]")
+                or before_brace.count("(") - before_brace.count(")") != (1 if generic else 0)):
+            raise _Unvouched("a region start this reader does not read")
+        region.had_ops = True
+        bare = name.strip('"')
+        index = region.child_counts.get(bare, 0)
+        region.child_counts[bare] = index + 1
+        results_text = head.group(1)
+        # The op's text ends before the `{` that opens its region (as the careful reader
+        # splits the line there).
+        text_before_brace = text[head.start(1) if results_text else head.start(2)
+                                 : text.rindex("{")]
+        header = text_before_brace.strip()
+        frame = OpFrame(
+            name=bare,
+            order=order,
+            line=line,
+            col=head.start(2) + 1,
+            header=header,
+            results=_results_of(results_text) if results_text else (),
+            parent=region.owner,
+            sibling_index=index,
+            loop_like=bare not in run_once,
+            chunk=self.chunk_index,
+        )
+        frame.first_line_chars = len(text_before_brace)
+        if bare == "func" or bare.endswith(".func"):
+            self.funcs.append(frame)
+        return frame, generic
+
+    def _next_code_line(self, start: int) -> str:
+        """The first line from `start` on that is neither blank nor a comment (what decides,
+        for the careful reader, whether a `{` ending a line opens a region)."""
+        data = self.data
+        while start < self.body_end:
+            end = data.index(b"\n", start)
+            text = data[start:end].strip()
+            if text and not text.startswith(b"//"):
+                return text.decode()
+            start = end + 1
+        return ""
+
+    def _line(self, line_start: int) -> str:
+        return self.data[line_start : self.data.index(b"\n", line_start)].decode()
+
+    def _alloca(self, raw: str, line: int, order: int, region: _Region) -> None:
+        """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
+        head = _HEAD.match(raw)
+        if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
+                or len(_ALLOCATION_OP_TEXT.findall(raw)) != 1
+                or raw.count("(") != raw.count(")")
+                or raw.count("[") != raw.count("]")
+                or raw.count('"') % 2):
+            raise _Unvouched("an allocation op this reader does not read")
+        if raw.count('"') > (2 if head.group(2)[0] == '"' else 0) and any(
+                c in s for s in raw.split('"')[1::2] for c in "{}%"):
+            raise _Unvouched("an allocation op this reader does not read")
+        results_text = head.group(1)
+        results = _results_of(results_text) if results_text else ()
+        op_start = head.start(1) if results_text else head.start(2)
+        text = raw[op_start:].rstrip()
+        body_at = head.start(2) - op_start
+        loc_at = text.rfind(" loc(")
+        try:
+            if loc_at > body_at and text.endswith(")"):
+                syntax = parse_alloca_parts(results_text or "", text[body_at:loc_at],
+                                            text[loc_at + 1 :])
+            else:
+                syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
+        except SyntaxProblem:
+            syntax = parse_alloca(text)  # raises where the careful reader would complain
+        alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,
+                           text, results, region.frames, self.chunk_index)
+        alloca.syntax = syntax
+        self.allocas.append(alloca)
+        self.live_end.append(order)
+        self.live_end_line.append(line)
+        self.alloca_region.append(region)
+        self.line_kind[line] = ("alloca", alloca)
+
+
+    def _constant_of(self, name: str, before: int, region: _Region) -> int | None:
+        """What `Scanner` keeps for a size operand: the value of the `arith.constant` that
+        defines it, if that is the nearest definition in scope (else None)."""
+        data = self.data
+        token = name.encode()
+        at = data.rfind(token, self.body_start, before)
+        while at >= 0:
+            if data[at + len(token)] not in _NAME_BYTES:
+                line_start = data.rfind(b"\n", 0, at) + 1
+                line = self._line_of(line_start)
+                kind, _ = self.line_kind.get(line, _PLAIN_OP)
+                if kind == "label":
+                    if self._encloses(self._region_at(at), region):
+                        raise _Unvouched("a size operand that is a block argument")
+                elif kind != "comment":
+                    text = self._line(line_start)
+                    head = _HEAD.match(text)
+                    if (head is not None and head.group(1)
+                            and at - line_start < head.end(1)
+                            and self._encloses(self._region_at(at), region)):
+                        results = _results_of(head.group(1))
+                        if head.group(2).strip('"') == "arith.constant" and results[0] == name:
+                            return _constant_value(text)
+                        return None  # defined by another op: no constant
+            at = data.rfind(token, self.body_start, at)
+        return None
+
+    @staticmethod
+    def _encloses(outer: _Region, inner: _Region) -> bool:
+        walk: _Region | None = inner
+        while walk is not None:
+            if walk is outer:
+                return True
+            walk = walk.parent
+        return False
+
+    # -- uses ------------------------------------------------------------------------
+
+    def _line_of(self, offset: int) -> int:
+        i = bisect_right(self.event_offsets, offset) - 1
+        return self.event_lines[i] + self.data.count(b"\n", self.event_offsets[i], offset)
+
+    def _region_at(self, offset: int) -> _Region:
+        return self.transition_regions[bisect_right(self.transitions, offset) - 1]
+
+    def _liveness(self) -> None:
+        """Last uses: the names the allocas define, then the views and yielded values made
+        from them, a round at a time, each round one search over the text."""
+        entries: list[_Binding] = []
+        for alloca in self.allocas:
+            region = self.alloca_region[alloca.index]
+            scope_start = self.data.index(b"\n", self._offset_of_line(alloca))
+            for name in alloca.results:
+                entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
+                                        region.end, alloca.line))
+        while entries:
+            entries = self._search(entries)
+
+    def _offset_of_line(self, alloca: RawAlloca) -> int:
+        i = bisect_left(self.event_lines, alloca.line)
+        return self.event_offsets[i]
+
+    def _search(self, entries: list[_Binding]) -> list[_Binding]:
+        """Uses of these bindings, each found by `bytes.find` over the text where it is in
+        scope; returns the bindings they make (views, yields)."""
+        data = self.data
+        find = data.find
+        name_bytes = _NAME_BYTES
+        found: list[tuple[int, frozenset[int]]] = []
+        for entry in entries:
+            name = entry.name.encode()
+            size = len(name)
+            end = entry.scope_end
+            ids = entry.ids
+            p = find(name, entry.scope_start, end)
+            while p >= 0:
+                after = p + size
+                if data[after] not in name_bytes:
+                    found.append((p, ids))
+                p = find(name, after, end)
+        found.sort(key=_first)
+        # A later use never ends earlier (it is in the same op, or in a loop that ends
+        # later): only each alloca's last occurrence can move its last use. The others
+        # are still read, for the views and yields they make and to vouch for them.
+        last: dict[int, int] = {}
+        for p, ids in found:
+            for aid in ids:
+                last[aid] = p
+        made: list[_Binding] = []
+        current_line_start = -1
+        line_ids: frozenset[int] = frozenset()
+        line_offset = 0
+        rfind, count = data.rfind, data.count
+        line = counted_to = 0
+        for p, ids in found:
+            line_start = rfind(b"\n", 0, p) + 1
+            if line_start != current_line_start:
+                if current_line_start >= 0:
+                    made.extend(self._use_line(current_line_start, line, line_offset,
+                                               line_ids, last))
+                if counted_to:
+                    line += count(b"\n", counted_to, line_start)
+                else:
+                    line = self._line_of(line_start)
+                counted_to = line_start
+                current_line_start = line_start
+                line_ids = ids
+                line_offset = p
+            else:
+                line_ids = line_ids | ids
+        if current_line_start >= 0:
+            made.extend(self._use_line(current_line_start, line, line_offset, line_ids, last))
+        return made
+
+    def _use_line(self, line_start: int, line: int, first_use: int, ids: frozenset[int],
+                  last: dict[int, int]) -> list[_Binding]:
+        """The tracked values named on one line: where they are used, and what the line's
+        op makes of them."""
+        data = self.data
+        line_end = data.index(b"\n", line_start)
+        kind, what = self.line_kind.get(line, _PLAIN_OP)
+        if kind == "comment":
+            return []
+        if kind == "label" or kind == "alloca":
+            raise _Unvouched("a tracked value on a label or an allocation line")
+        raw = data[line_start:line_end]
+        quotes = raw.count(b'"')
+        if quotes and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
+                b"%" in b"".join(raw.split(b'"')[1::2])):
+            raise _Unvouched("a value name inside a string")
+        extends = any(line_start <= last[aid] < line_end for aid in ids)
+        if (not extends and kind == "plain" and raw.lstrip()[:1] != b"%"
+                and b"yield" not in raw and b"return" not in raw and b"condition" not in raw):
+            return []  # an op without results, not the last use of any of these
+        text = raw.decode()
+        made: list[_Binding] = []
+        if kind == "plain":
+            head = _HEAD.match(text)
+            if head is None:
+                raise _Unvouched("an op this reader does not read")
+            results_text = head.group(1)
+            if results_text and first_use - line_start < head.end(1):
+                # A tracked name among the results: its own definition (a view's), or a
+                # name defined again.
+                return self._definition_line(text, head, line, ids)
+            name = head.group(2)
+            bare = name.strip('"')
+            if results_text:
+                if bare != "arith.constant" and self._makes_view(
+                        bare, text[head.end(2):], name[0] == '"'):
+                    region = self._region_at(first_use)
+                    made = [_Binding(r, ids, line_end, region.end, line)
+                            for r in _results_of(results_text)]
+            elif _passes_values_out(bare):
+                region = self._region_at(first_use)
+                owner = region.owner
+                if owner is not None and owner.results and region.parent is not None:
+                    made = [_Binding(r, ids, line_end, region.parent.end, -1)
+                            for r in owner.results]
+            if extends:
+                order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
+                self._extend(ids, self._region_at(first_use), order, line)
+            return made
+        frame = what
+        assert isinstance(frame, OpFrame)
+        region = self._region_at(first_use)
+        if kind == "op":
+            head = _HEAD.match(text)
+            assert head is not None
+            if head.group(1) and first_use - line_start < head.end(1):
+                raise _Unvouched("a tracked name defined again")
+            if frame.results and self._makes_view(
+                    frame.name, text[head.end(2):text.rstrip().rfind("{")],
+                    head.group(2)[0] == '"'):
+                made = [_Binding(r, ids, line_end, region.end, line) for r in frame.results]
+        self._extend(ids, region, frame.end_order, self.frame_end_line[id(frame)])
+        return made
+
+    def _definition_line(self, text: str, head: re.Match[str], line: int,
+                         ids: frozenset[int]) -> list[_Binding]:
+        raise _Unvouched("a tracked name defined again")
+
+    def _extend(self, ids: frozenset[int], region: _Region, end: int, end_line: int) -> None:
+        """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
+        end (the outermost such loop), else to the end of the op that uses it."""
+        live_end, live_end_line = self.live_end, self.live_end_line
+        for aid in ids:
+            depth = self.alloca_region[aid].depth
+            target_end, target_line = end, end_line
+            walk: _Region | None = region
+            while walk is not None and walk.depth > depth:
+                owner = walk.owner
+                if owner is not None and owner.loop_like:
+                    target_end = owner.end_order
+                    target_line = self.frame_end_line[id(owner)]
+                walk = walk.parent
+            if live_end[aid] < target_end:
+                live_end[aid] = target_end
+                live_end_line[aid] = target_line
+
+    def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
+        return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
+
+
+_PLAIN_OP: tuple[str, object] = ("plain", None)
+_COMMENT: tuple[str, object] = ("comment", None)
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
+
+
+def _first(pair: tuple[int, frozenset[int]]) -> int:
+    return pair[0]
+
+
+class _Binding:
+    """A name bound to allocas, in scope over data[scope_start:scope_end]."""
+
+    __slots__ = ("def_line", "ids", "name", "scope_end", "scope_start")
+
+    def __init__(self, name: str, ids: frozenset[int], scope_start: int, scope_end: int,
+                 def_line: int) -> None:
+        self.name = name
+        self.ids = ids
+        self.scope_start = scope_start
+        self.scope_end = scope_end
+        self.def_line = def_line
