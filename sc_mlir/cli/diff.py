@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -27,6 +28,7 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
+    err_console,
     out_console,
     stdout_may_close,
     usage_error,
@@ -40,11 +42,14 @@ from sc_mlir.cli.inputs import (
     write_html,
 )
 from sc_mlir.compare.diff import (
+    DiffResult,
     diff_views,
 )
 from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
 from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.read.scan import Diagnostic
 from sc_mlir.render.diff_terminal import print_diff
+from sc_mlir.render.terminal import print_diagnostics
 
 
 @app.command(cls=Command,
@@ -88,7 +93,13 @@ def diff(
             labels = sorted({c.space_label for c in result.spaces})
             raise usage_error(f"no memory space {wanted!r} in either dump; they have: "
                               f"{listing(labels) or 'no allocas'}")
-    result = result.select(space)
+    answer_with_diff(result.select(space), format, top, html, fail_on)
+
+
+def answer_with_diff(result: DiffResult, format: Format, top: int | None, html: Path | None,
+                     fail_on: FailOn | None, notes: Sequence[Diagnostic] = ()) -> NoReturn:
+    """What `diff` and `whatif` answer: the HTML file, the table, JSON or CSV, the notes
+    (table only), and the exit code `--fail-on` asks for."""
     if html is not None:
         write_html(html, result.to_html())
     with stdout_may_close():
@@ -98,6 +109,8 @@ def diff(
             sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
         else:
             print_diff(out_console(), result, top)
+    if format is Format.table and notes:
+        print_diagnostics(err_console(), notes)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)

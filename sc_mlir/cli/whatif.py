@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
 
 from sc_mlir.cli.app import (
-    EXIT_CROSSING,
-    EXIT_OK,
     BoundOpt,
     ChipOpt,
     Command,
@@ -29,11 +26,9 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
-    out_console,
-    stdout_may_close,
     usage_error,
 )
+from sc_mlir.cli.diff import answer_with_diff
 from sc_mlir.cli.inputs import (
     bounds_or_exit,
     check_selection,
@@ -43,17 +38,10 @@ from sc_mlir.cli.inputs import (
     select,
     settings_file_of,
     warn_unused_bounds,
-    write_html,
 )
 from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
-from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
-from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.bounds import (
     parse_assignments,
-)
-from sc_mlir.render.diff_terminal import print_diff
-from sc_mlir.render.terminal import (
-    print_diagnostics,
 )
 
 ResizeOpt = Annotated[list[str] | None, typer.Option("--resize", help="SEL=WORDS: give the "
@@ -125,18 +113,4 @@ def whatif(
         result = what_if(records, bounds, edits, root=source, before_name=source)
     except EditError as exc:
         raise usage_error(str(exc)) from None
-    result = result.select(space)
-    if html is not None:
-        write_html(html, result.to_html())
-    with stdout_may_close():
-        if format is Format.json:
-            sys.stdout.write(to_json(diff_object(result, top=None)))
-        elif format is Format.csv:
-            sys.stdout.write(to_csv((edit_object(e) for e in result.allocations), EDIT_COLUMNS))
-        else:
-            print_diff(out_console(), result, top)
-    if format is Format.table:
-        print_diagnostics(err_console(), dump.diagnostics)
-    failed = (fail_on is FailOn.overflow and result.after_crosses) or (
-        fail_on is FailOn.regression and result.regressed)
-    raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)
+    answer_with_diff(result.select(space), format, top, html, fail_on, dump.diagnostics)
