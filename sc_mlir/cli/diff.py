@@ -90,7 +90,9 @@ def diff(
                               f"{listing(labels) or 'no allocas'}")
     result = result.select(space)
     if html is not None:
-        write_html(html, result.to_html())
+        from sc_mlir.render.html import diff_report
+
+        write_html(html, diff_report(result))
     with stdout_may_close():
         if format is Format.json:
             sys.stdout.write(to_json(diff_object(result, top=None)))

@@ -127,7 +127,9 @@ def whatif(
         raise usage_error(str(exc)) from None
     result = result.select(space)
     if html is not None:
-        write_html(html, result.to_html())
+        from sc_mlir.render.html import diff_report
+
+        write_html(html, diff_report(result))
     with stdout_may_close():
         if format is Format.json:
             sys.stdout.write(to_json(diff_object(result, top=None)))
