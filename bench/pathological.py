@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sc_mlir.failures.logs import read_log_text
-from sc_mlir.model.dump import load
+from sc_mlir.notebook import load
 
 HEAD = "module {\n  func.func @f(%arg0: memref<8xf32, 203>) {\n" \
        "    %0 = memref.alloca() : memref<64xf32, 201>\n"

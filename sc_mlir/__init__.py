@@ -16,9 +16,9 @@ __version__ = "0.1.0"
 # Imported on first use, so that `import sc_mlir.read.scan` (and the command line) does not pay
 # for pandas, networkx and matplotlib.
 _EXPORTS = {
-    "Dump": "sc_mlir.model.dump",
+    "Dump": "sc_mlir.notebook",
     "NoMLIRFound": "sc_mlir.model.dump",
-    "load": "sc_mlir.model.dump",
+    "load": "sc_mlir.notebook",
     "example_path": "sc_mlir.model.dump",
     "diff": "sc_mlir.api",
     "explain": "sc_mlir.api",
@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     )
     from sc_mlir.compare.whatif import EditError
     from sc_mlir.lowered import KernelDoesNotFit, assert_fits, check, from_lowered
-    from sc_mlir.model.dump import Dump, NoMLIRFound, example_path, load
+    from sc_mlir.model.dump import NoMLIRFound, example_path
+    from sc_mlir.notebook import Dump, load
     from sc_mlir.read.jaxbridge import JaxApiError
 
 

@@ -1,4 +1,5 @@
-"""The notebook-facing entry points that combine the pipeline's steps."""
+"""The notebook-facing entry points that combine the pipeline's steps; what they return
+are the notebook classes of `sc_mlir.notebook` (they draw themselves)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from sc_mlir.compare.passes import PassTimelines, read_timelines
 from sc_mlir.failures.explain import Explanation, explain_all
 from sc_mlir.failures.logs import read_log
 from sc_mlir.model.bounds import Bounds, build_bounds
-from sc_mlir.model.dump import Dump, LoadSettings, load
+from sc_mlir.model.dump import Dump, LoadSettings
+from sc_mlir.notebook import as_notebook, load
+from sc_mlir.render.html import explanations_html
+from sc_mlir.render.passes_plot import plot_passes as plot_timeline
+from sc_mlir.render.plots import plot_diff as plot_diff_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -27,8 +32,6 @@ class Explanations(list[Explanation]):
     """The explanations of a log's failures; shows as HTML in a notebook."""
 
     def _repr_html_(self) -> str:
-        from sc_mlir.render.html import explanations_html
-
         return explanations_html(self)
 
 
@@ -52,7 +55,7 @@ def diff(before: Dump | str | os.PathLike[str], after: Dump | str | os.PathLike[
 
     before_views, before_name = side_views(before, table, read)
     after_views, after_name = side_views(after, table, read)
-    return diff_views(before_views, after_views, before_name, after_name)
+    return as_notebook(diff_views(before_views, after_views, before_name, after_name))
 
 
 def passes(path: str | os.PathLike[str], bounds: Bounds | Mapping[str, int] | None = None,
@@ -68,18 +71,19 @@ def passes(path: str | os.PathLike[str], bounds: Bounds | Mapping[str, int] | No
     >>> [s.arg for s in t.steps], t.first_crossing.arg, t.first_crossing.delta_stack_words
     (['cse', 'mem2reg', 'canonicalize', 'cse'], 'canonicalize', 69936)
     """
-    return read_timelines(path, build_bounds(None, chip, bounds, bounds_source="bounds=..."),
-                          settings, spaces, funcs)
+    return as_notebook(read_timelines(
+        path, build_bounds(None, chip, bounds, bounds_source="bounds=..."), settings, spaces,
+        funcs))
 
 
 def plot_passes(result: PassTimelines, func: str, space: int | str) -> Figure:
     """Stack and liveness peaks of a func and space per pass, against the bound."""
-    return result.plot_passes(func, space)
+    return plot_timeline(result.timeline(func, space))
 
 
 def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     """Before/after stack peaks per (func, space) and the largest per-alloca changes."""
-    return result.plot(top=top)
+    return plot_diff_figure(result, top=top)
 
 
 def _example_data() -> Path:

@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sc_mlir.analysis import Analysis
 from sc_mlir.model.bounds import CHIP_ALIASES, Bounds
-from sc_mlir.model.dump import Dump, LoadSettings, read_program_kernels
+from sc_mlir.model.dump import LoadSettings, read_program_kernels
+from sc_mlir.notebook import Analysis, Dump
 from sc_mlir.read import jaxbridge
 from sc_mlir.read.programs import program_of
 

@@ -44,10 +44,7 @@ from sc_mlir.support.tables import frame_of
 if TYPE_CHECKING:
     import networkx as nx
     import pandas as pd
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
-    from sc_mlir.compare.diff import DiffResult
     from sc_mlir.model.dump import Dump
 
 __all__ = [
@@ -152,76 +149,12 @@ class Analysis:
                        if any(fnmatch.fnmatchcase(r.func, p) for p in patterns)]
         return Analysis(reports, self.diagnostics, self.bounds)
 
-    def plot_stack(self, func: str, space: int | str, file: str | None = None,
-                   chunk: int | None = None, ax: Axes | None = None, labels: int = 12
-                   ) -> Figure:
-        """The scoped stack of a func and space against program order (a matplotlib Figure):
-        one rectangle per alloca over its scope, the liveness curve, the bound, and the
-        crossing alloca labelled with its source location."""
-        from sc_mlir.render.plots import plot_stack
-
-        return plot_stack(self.report(func, space, file, chunk), ax=ax, labels=labels)
-
-    def plot_contributors(self, func: str, space: int | str, file: str | None = None,
-                          chunk: int | None = None, ax: Axes | None = None, top: int = 15
-                          ) -> Figure:
-        """Bars of the allocas on the stack at the crossing (or at the peak), largest first,
-        with the cumulative percent (a matplotlib Figure)."""
-        from sc_mlir.render.plots import plot_contributors
-
-        return plot_contributors(self.report(func, space, file, chunk), ax=ax, top=top)
-
-    def plot_passes(self, func: str, space: int | str, ax: Axes | None = None) -> Figure:
-        """For a print-after-all dump: the stack and liveness peaks of a func and space
-        after every pass, against the bound, the first crossing marked (see
-        `sc_mlir.compare.passes`; `sc_mlir.passes(path)` streams dumps too large to load)."""
-        from sc_mlir.compare.passes import timelines_from_analysis
-
-        return timelines_from_analysis(self).plot_passes(func, space, ax=ax)
-
     def groups(self, func: str, space: int | str, by: str = "source",
                file: str | None = None, chunk: int | None = None) -> Rollup:
         """Who holds the scratch: the entries on the stack at the peak, grouped by resolved
         source line (`by="source"`), source file (`"file"`) or outermost name location
         (`"name"`), largest first; their words plus `padding_words` equal the stack peak."""
         return roll_up(self.report(func, space, file, chunk), by)
-
-    def plot_groups(self, func: str, space: int | str, by: str = "source",
-                    file: str | None = None, chunk: int | None = None,
-                    ax: Axes | None = None, top: int = 15) -> Figure:
-        """Horizontal bars of `groups(func, space, by)` with the percent of the stack peak
-        (a matplotlib Figure)."""
-        from sc_mlir.render.plots import plot_groups
-
-        return plot_groups(self.report(func, space, file, chunk),
-                           self.groups(func, space, by, file, chunk), ax=ax, top=top)
-
-    def what_if(self, resize: Mapping[str, int] | None = None,
-                drop: Iterable[str] | None = None,
-                scale: Mapping[str, float | str] | None = None,
-                align: Mapping[str, int] | None = None) -> DiffResult:
-        """Re-simulate with edits, without recompiling: `resize` maps selectors (`%232`,
-        `FUNC:%232`, `FILE:LINE[:COL]`, `@name`) to words, `drop` lists selectors, `scale`
-        maps selectors to factors (rounded up to whole elements), `align` spaces to a
-        default alignment in bytes. The answer is the diff of this analysis (BEFORE) and
-        the edited one (AFTER), as `sc_mlir.diff` gives it. Raises `EditError` (a
-        ValueError) for a selector that matches nothing."""
-        from sc_mlir.compare.whatif import Edits, analysis_what_if
-
-        return analysis_what_if(self, Edits(dict(resize or {}), tuple(drop or ()),
-                                            dict(scale or {}), dict(align or {})))
-
-    def to_html(self, source: str = "", group_by: str | None = None) -> str:
-        """A self-contained HTML report (plots embedded, no network); `group_by` adds each
-        space's roll-up (see `groups`)."""
-        from sc_mlir.render.html import analysis_report
-
-        return analysis_report(self, source, group_by=group_by)
-
-    def _repr_html_(self) -> str:
-        from sc_mlir.render.html import analysis_summary_html
-
-        return analysis_summary_html(self)
 
 
 def _space_is(report: SpaceReport, space: int | str) -> bool:

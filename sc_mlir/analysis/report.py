@@ -194,11 +194,6 @@ class SpaceReport:
         return (SEVERITY[self.verdict],
                 -(percent if percent is not None else float(self.stack_peak_words)))
 
-    def _repr_html_(self) -> str:
-        from sc_mlir.render.html import space_report_html
-
-        return space_report_html(self)
-
 
 def align_words_of(record: Allocation, default_bytes: int) -> int:
     """Alignment in words: the op's `alignment` (bytes) if any, else the space default."""

@@ -77,11 +77,6 @@ class Rollup:
     def padding_percent(self) -> float:
         return _percent(self.padding_words, self.total_words)
 
-    def _repr_html_(self) -> str:
-        from sc_mlir.render.html import rollup_html
-
-        return rollup_html(self)
-
 
 def _percent(part: int, whole: int) -> float:
     return 100.0 * part / whole if whole else 0.0

@@ -118,7 +118,9 @@ def analyze(
     analysis = analysis.select(space, func)
     by = group_by.value if group_by is not None else None
     if html is not None:
-        write_html(html, analysis.to_html(source, group_by=by))
+        from sc_mlir.render.html import analysis_report
+
+        write_html(html, analysis_report(analysis, source, group_by=by))
     with stdout_may_close():
         if format is Format.json:
             sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))

@@ -101,7 +101,9 @@ def answer_with_diff(result: DiffResult, format: Format, top: int | None, html: 
     """What `diff` and `whatif` answer: the HTML file, the table, JSON or CSV, the notes
     (table only), and the exit code `--fail-on` asks for."""
     if html is not None:
-        write_html(html, result.to_html())
+        from sc_mlir.render.html import diff_report
+
+        write_html(html, diff_report(result))
     with stdout_may_close():
         if format is Format.json:
             sys.stdout.write(to_json(diff_object(result, top=None)))

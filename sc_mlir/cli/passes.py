@@ -91,7 +91,9 @@ def passes(
                           + " ".join([*(f"--space {s}" for s in space or []),
                                       *(f"--func {f}" for f in func or [])]))
     if html is not None:
-        write_html(html, result.to_html())
+        from sc_mlir.render.passes_html import timelines_report
+
+        write_html(html, timelines_report(result))
     with stdout_may_close():
         if format is Format.json:
             sys.stdout.write(to_json(timelines_object(result)))

@@ -32,7 +32,7 @@ from sc_mlir.model.dump import Dump
 from sc_mlir.model.spaces import space_matches
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    pass
 
 T = TypeVar("T")
 
@@ -330,22 +330,6 @@ class DiffResult:
         return DiffResult(self.before, self.after,
                           tuple(c for c in self.spaces if keep(c.space_label)),
                           tuple(e for e in self.allocations if keep(e.space)))
-
-    def plot(self, top: int = 12) -> Figure:
-        """Before/after peaks per (func, space) and the largest per-alloca changes."""
-        from sc_mlir.render.plots import plot_diff
-
-        return plot_diff(self, top=top)
-
-    def to_html(self) -> str:
-        from sc_mlir.render.html import diff_report
-
-        return diff_report(self)
-
-    def _repr_html_(self) -> str:
-        from sc_mlir.render.html import diff_summary_html
-
-        return diff_summary_html(self)
 
     @property
     def after_crosses(self) -> bool:

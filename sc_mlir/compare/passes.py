@@ -26,7 +26,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from sc_mlir.analysis import (
     ALLOCATOR_LIMITED,
@@ -45,10 +44,6 @@ from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.discover import discover
 from sc_mlir.read.scan import Chunk, Diagnostic, Scanner, dump_header_pass, iter_file_blocks
 from sc_mlir.support.gcpause import paused_gc
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
 CROSSING_VERDICTS = frozenset({OVERFLOW, ALLOCATOR_LIMITED})
 
@@ -170,12 +165,6 @@ class Timeline:
     def crosses(self) -> bool:
         return self.first_crossing is not None
 
-    def plot(self, ax: Axes | None = None) -> Figure:
-        """Stack and liveness peaks per pass against the bound, the first crossing marked."""
-        from sc_mlir.render.passes_plot import plot_passes
-
-        return plot_passes(self, ax=ax)
-
 
 @dataclass
 class PassTimelines:
@@ -218,20 +207,6 @@ class PassTimelines:
             where = ", ".join(f"{t.stream} {t.module}".strip() for t in found[:5])
             raise KeyError(f"func {func!r} space {space!r} has {len(found)} timelines ({where})")
         return found[0]
-
-    def plot_passes(self, func: str, space: int | str, ax: Axes | None = None) -> Figure:
-        """Stack and liveness peaks of a func and space per pass, against the bound."""
-        return self.timeline(func, space).plot(ax=ax)
-
-    def to_html(self) -> str:
-        from sc_mlir.render.passes_html import timelines_report
-
-        return timelines_report(self)
-
-    def _repr_html_(self) -> str:
-        from sc_mlir.render.passes_html import timelines_tables
-
-        return timelines_tables(self)
 
 
 # --- building timelines from analysed chunks ------------------------------------------------

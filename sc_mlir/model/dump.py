@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -53,8 +53,7 @@ from sc_mlir.syntax.parse import warm_parsers
 if TYPE_CHECKING:
     import pandas as pd
 
-    from sc_mlir.analysis import Analysis
-    from sc_mlir.model.bounds import Bounds, Config
+    from sc_mlir.model.bounds import Config
 
 # Columns of `Dump.allocations`, in order. Documented in README.md ("The allocation table").
 ALLOCATION_COLUMNS: tuple[str, ...] = (
@@ -177,13 +176,6 @@ class Dump:
         """False when nothing at all could be read (the CLI exits 2)."""
         return bool(self.files) and any(f.lines for f in self.files)
 
-    def analyze(self, bounds: Bounds | Mapping[str, int] | None = None, *,
-                chip: str | None = None, align: Mapping[str, int] | None = None) -> Analysis:
-        """Analyse every (func, memory space): see `sc_mlir.analysis.analyze`."""
-        from sc_mlir.analysis import analyze
-
-        return analyze(self, bounds, chip=chip, align=align)
-
 
 class NoMLIRFound(ValueError):
     """Nothing under a path could be read as MLIR text (the CLI exits 2 for it). The notes
@@ -204,7 +196,6 @@ def allocations_frame(records: list[Allocation]) -> pd.DataFrame:
     return frame_of((allocation_row(r) for r in records), ALLOCATION_COLUMNS,
                     ("scratch_index", "element_bits", "num_elements", "bits", "bytes",
                      "words", "space_id", "alignment", "loc_line", "loc_col"))
-
 
 
 def allocation_row(record: Allocation) -> dict[str, object]:

@@ -24,26 +24,22 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
-from sc_mlir.read.progress import BytesRead
-from sc_mlir.read.scan import (
+from sc_mlir.read.allocas import ALLOCATION_OPS
+from sc_mlir.read.lexicon import (
     _CONTINUATION_WORDS,
     _DICT_ENTRY,
     _HEAD,
     _MAYBE_REGION_OPEN,
-    ALLOCATION_OPS,
-    Chunk,
-    FileScan,
-    OpFrame,
-    RawAlloca,
-    Scanner,
-    ScanSettings,
     _constant_value,
     _passes_values_out,
     _results_of,
 )
+from sc_mlir.read.progress import BytesRead
+from sc_mlir.read.records import Chunk, FileScan, OpFrame, RawAlloca, ScanSettings
+from sc_mlir.read.scan import Scanner
 from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_parts
 
-# The ops read as allocations are the careful reader's table, `scan.ALLOCATION_OPS` (the
+# The ops read as allocations are the careful reader's table, `allocas.ALLOCATION_OPS` (the
 # pretty names; the generic form is the same name in quotes): both readers capture the same.
 _ALLOCATION_OP = re.compile(
     b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
@@ -186,11 +182,11 @@ class LocationTable(Mapping[str, str]):
         return len(self._before) + len(self._numbers)
 
 
-class _Region:
+class Region:
     __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
                  "labels", "ops_at_open", "owner", "parent", "start")
 
-    def __init__(self, owner: OpFrame | None, parent: _Region | None, depth: int,
+    def __init__(self, owner: OpFrame | None, parent: Region | None, depth: int,
                  start: int, generic: bool) -> None:
         self.owner = owner
         self.parent = parent
@@ -394,9 +390,9 @@ class _Reader:
         self.funcs: list[OpFrame] = []
         self.live_end: list[int] = []
         self.live_end_line: list[int] = []
-        self.alloca_region: list[_Region] = []
+        self.alloca_region: list[Region] = []
         self.frame_end_line: dict[int, int] = {}
-        root = _Region(None, None, 0, start, False)
+        root = Region(None, None, 0, start, False)
         region = root
         line = self.first_body_line
         position = start
@@ -406,13 +402,13 @@ class _Reader:
         self.event_lines = array("q", (line,))
         self.non_op_lines: list[int] = []
         self.transitions: list[int] = [start]  # the region at an offset: from here on
-        self.transition_regions: list[_Region] = [root]
+        self.transition_regions: list[Region] = [root]
         # What a line is, for lines other than plain ops: ("op", frame) a region's op,
         # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
         self.line_kind: dict[int, tuple[str, object]] = {}
         top_count = 0
         last_close_line = -1
-        just_closed: _Region | None = None
+        just_closed: Region | None = None
         run_once = self.settings.run_once_ops
         for event in events:
             offset, kind = event >> 3, event & 7
@@ -507,7 +503,7 @@ class _Reader:
                         top_count += 1
                     self.line_kind[line] = ("op", frame)
                     last_op_line = line
-                region = _Region(frame, region, region.depth + 1, offset + 2, generic)
+                region = Region(frame, region, region.depth + 1, offset + 2, generic)
                 # The ops up to this line, its own included (a `} else {` line is none).
                 region.ops_at_open = ops_before + (last_close_line != line)
                 self.transitions.append(offset + 1)
@@ -519,7 +515,7 @@ class _Reader:
         self.last_body_line = data.count(b"\n", 0, end)
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
 
-    def _region_op(self, text: str, line: int, order: int, region: _Region,
+    def _region_op(self, text: str, line: int, order: int, region: Region,
                    run_once: frozenset[str]) -> tuple[OpFrame, bool]:
         head = _HEAD.match(text)
         if head is None or head.group(2) in _ALLOCATION_OP_NAMES:
@@ -578,7 +574,7 @@ class _Reader:
     def _line(self, line_start: int) -> str:
         return self.data[line_start : self.data.index(b"\n", line_start)].decode()
 
-    def _alloca(self, raw: str, line: int, order: int, region: _Region) -> None:
+    def _alloca(self, raw: str, line: int, order: int, region: Region) -> None:
         """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
         head = _HEAD.match(raw)
         if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
@@ -614,7 +610,7 @@ class _Reader:
         self.line_kind[line] = ("alloca", alloca)
 
 
-    def _constant_of(self, name: str, before: int, region: _Region) -> int | None:
+    def _constant_of(self, name: str, before: int, region: Region) -> int | None:
         """What `Scanner` keeps for a size operand: the value of the `arith.constant` that
         defines it, if that is the nearest definition in scope (else None)."""
         data = self.data
@@ -642,8 +638,8 @@ class _Reader:
         return None
 
     @staticmethod
-    def _encloses(outer: _Region, inner: _Region) -> bool:
-        walk: _Region | None = inner
+    def _encloses(outer: Region, inner: Region) -> bool:
+        walk: Region | None = inner
         while walk is not None:
             if walk is outer:
                 return True
@@ -656,7 +652,7 @@ class _Reader:
         i = bisect_right(self.event_offsets, offset) - 1
         return self.event_lines[i] + self.data.count(b"\n", self.event_offsets[i], offset)
 
-    def _region_at(self, offset: int) -> _Region:
+    def _region_at(self, offset: int) -> Region:
         return self.transition_regions[bisect_right(self.transitions, offset) - 1]
 
     def _liveness(self) -> None:
@@ -796,14 +792,14 @@ class _Reader:
                          ids: frozenset[int]) -> list[_Binding]:
         raise _Unvouched("a tracked name defined again")
 
-    def _extend(self, ids: frozenset[int], region: _Region, end: int, end_line: int) -> None:
+    def _extend(self, ids: frozenset[int], region: Region, end: int, end_line: int) -> None:
         """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
         end (the outermost such loop), else to the end of the op that uses it."""
         live_end, live_end_line = self.live_end, self.live_end_line
         for aid in ids:
             depth = self.alloca_region[aid].depth
             target_end, target_line = end, end_line
-            walk: _Region | None = region
+            walk: Region | None = region
             while walk is not None and walk.depth > depth:
                 owner = walk.owner
                 if owner is not None and owner.loop_like:

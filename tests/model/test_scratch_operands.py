@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from sc_mlir.analysis import analyze
 from sc_mlir.api import diff, explain
 from sc_mlir.cli import app
-from sc_mlir.model.dump import load
+from sc_mlir.notebook import load
 
 PALLAS = Path(__file__).resolve().parents[2] / "fixtures" / "pallas"
 EXPECTED = json.loads((PALLAS / "expected.json").read_text())["files"]
