@@ -25,7 +25,7 @@ from sc_mlir.syntax.parse import (
     AllocaSyntax,
     SyntaxProblem,
     parse_alloca,
-    parse_alloca_parts,
+    parse_alloca_line,
     parse_location,
 )
 
@@ -80,14 +80,8 @@ class AllocaCapture:
         text = raw[op_start:].rstrip()
         alloca = self._register_alloca(head.start(2) + 1, op_start + 1, text, results, region)
         self.line_alloca_cols.clear()
-        body_at = head.start(2) - op_start
-        loc_at = text.rfind(" loc(")
         try:
-            if loc_at > body_at and text.endswith(")"):
-                syntax = parse_alloca_parts(results_text or "", text[body_at:loc_at],
-                                            text[loc_at + 1 :])
-            else:
-                syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
+            syntax = parse_alloca_line(results_text or "", text, head.start(2) - op_start)
         except SyntaxProblem:
             self._parse_alloca(alloca, text, lines_added=0)  # reports where, or continues
             return

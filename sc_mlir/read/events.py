@@ -37,7 +37,7 @@ from sc_mlir.read.lexicon import (
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import Chunk, FileScan, OpFrame, RawAlloca, ScanSettings
 from sc_mlir.read.scan import Scanner
-from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_parts
+from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_line
 
 # The ops read as allocations are the careful reader's table, `allocas.ALLOCATION_OPS` (the
 # pretty names; the generic form is the same name in quotes): both readers capture the same.
@@ -590,14 +590,8 @@ class _Reader:
         results = _results_of(results_text) if results_text else ()
         op_start = head.start(1) if results_text else head.start(2)
         text = raw[op_start:].rstrip()
-        body_at = head.start(2) - op_start
-        loc_at = text.rfind(" loc(")
         try:
-            if loc_at > body_at and text.endswith(")"):
-                syntax = parse_alloca_parts(results_text or "", text[body_at:loc_at],
-                                            text[loc_at + 1 :])
-            else:
-                syntax = parse_alloca_parts(results_text or "", text[body_at:], "")
+            syntax = parse_alloca_line(results_text or "", text, head.start(2) - op_start)
         except SyntaxProblem:
             syntax = parse_alloca(text)  # raises where the careful reader would complain
         alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,

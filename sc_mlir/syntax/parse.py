@@ -474,6 +474,16 @@ def parse_alloca_parts(results_text: str, body: str, loc_text: str) -> AllocaSyn
     return _assemble(results, _parse_body(body), parse_location(loc_text) if loc_text else None)
 
 
+def parse_alloca_line(results_text: str, text: str, body_at: int) -> AllocaSyntax:
+    """An op alone on its line: `text` from its first result name to its end, its op name at
+    `body_at`; a trailing ` loc(...)` is split off and each part parsed (and cached) alone.
+    Raises SyntaxProblem (offsets into a part: report through `parse_alloca`)."""
+    loc_at = text.rfind(" loc(")
+    if loc_at > body_at and text.endswith(")"):
+        return parse_alloca_parts(results_text, text[body_at:loc_at], text[loc_at + 1 :])
+    return parse_alloca_parts(results_text, text[body_at:], "")
+
+
 @lru_cache(maxsize=1 << 16)
 def _parse_body(text: str) -> _BodyParts:
     return _run(alloca_parser(), text, "alloca_body")
