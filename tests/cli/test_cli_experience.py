@@ -4,7 +4,6 @@ a summary that leads with what matters, and help that shows how to start."""
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from terminal_run import run_on_terminal
 from typer.testing import CliRunner
 
 from sc_mlir.cli import app
@@ -50,28 +50,7 @@ def piped(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
 
 def on_terminal(*args: str, columns: int) -> str:
     """The CLI with stdout and stderr on a pseudo-terminal `columns` wide (colours off)."""
-    import fcntl
-    import struct
-    import termios
-
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    process = subprocess.Popen([sys.executable, "-m", "sc_mlir.cli", *args], stdout=terminal,
-                               stderr=terminal, env={**os.environ, "COLUMNS": str(columns),
-                                                     "LINES": "50", "TERM": "xterm"})
-    os.close(terminal)
-    chunks = []
-    while True:
-        try:
-            data = os.read(controller, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    process.wait(timeout=120)
-    os.close(controller)
-    return ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r", "")
+    return ANSI.sub("", run_on_terminal(*args, columns=columns)).replace("\r", "")
 
 
 def test_the_sample_has_what_these_tests_look_for():

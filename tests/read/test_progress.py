@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from terminal_run import run_on_terminal
 
 from sc_mlir.model.dump import load
 
@@ -67,23 +67,7 @@ def test_one_large_file_reports_its_bytes_as_they_are_scanned(big_dump, jobs):
 
 
 def run_with_terminal_stderr(*args: str) -> str:
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "sc_mlir.cli", *args],
-                               stdout=subprocess.DEVNULL, stderr=terminal,
-                               env={**os.environ, "COLUMNS": "100", "TERM": "xterm"})
-    os.close(terminal)
-    chunks = []
-    while True:
-        try:
-            data = os.read(controller, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    process.wait(timeout=60)
-    os.close(controller)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return run_on_terminal(*args, columns=100, stdout_too=False, timeout=60)
 
 
 def test_progress_bar_on_a_terminal_and_quiet_turns_it_off():
