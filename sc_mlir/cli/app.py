@@ -229,3 +229,8 @@ LogOpt = Annotated[Path | None, typer.Option("--log", metavar="LOG", help="A com
 class FailOn(StrEnum):
     overflow = "overflow"
     regression = "regression"
+
+
+FailOnOpt = Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if AFTER "
+                      "(the dump after, or the edited table) still crosses a bound; "
+                      "regression: exit 1 if any (func, space) stack peak grew.")]

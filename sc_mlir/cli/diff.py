@@ -18,6 +18,7 @@ from sc_mlir.cli.app import (
     Command,
     ConfigOpt,
     FailOn,
+    FailOnOpt,
     ForceOpt,
     Format,
     FormatOpt,
@@ -66,9 +67,7 @@ def diff(
                                           help="The same after the change.")],
     space: SpaceOpt = None,
     format: FormatOpt = Format.table,
-    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
-                       "AFTER still crosses a bound; regression: exit 1 if any (func, space) "
-                       "stack peak grew.")] = None,
+    fail_on: FailOnOpt = None,
     top: Annotated[int, typer.Option("--top", metavar="N", help="Changed allocas listed "
                    "(0: all).")] = 20,
     bound: BoundOpt = None,

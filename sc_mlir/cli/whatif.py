@@ -12,7 +12,7 @@ from sc_mlir.cli.app import (
     Command,
     ConfigOpt,
     ExampleOpt,
-    FailOn,
+    FailOnOpt,
     ForceOpt,
     Format,
     FormatOpt,
@@ -73,9 +73,7 @@ def whatif(
     space: SpaceOpt = None,
     func: FuncOpt = None,
     format: FormatOpt = Format.table,
-    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="overflow: exit 1 if "
-                       "the edited table still crosses a bound; regression: exit 1 if any "
-                       "(func, space) stack peak grew.")] = None,
+    fail_on: FailOnOpt = None,
     top: TopOpt = 20,
     config: ConfigOpt = None,
     html: HtmlOpt = None,
