@@ -37,14 +37,35 @@ from sc_mlir.read.lexicon import (
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import Chunk, FileScan, OpFrame, RawAlloca, ScanSettings
 from sc_mlir.read.scan import Scanner
-from sc_mlir.syntax.parse import SyntaxProblem, parse_alloca, parse_alloca_line
+from sc_mlir.syntax.locations import AliasLoc, Location
+from sc_mlir.syntax.parse import (
+    AllocaBody,
+    AllocaSyntax,
+    SyntaxProblem,
+    parse_alloca,
+    parse_alloca_body,
+    parse_alloca_line,
+    parse_common_location,
+)
 
 # The ops read as allocations are the careful reader's table, `allocas.ALLOCATION_OPS` (the
 # pretty names; the generic form is the same name in quotes): both readers capture the same.
 _ALLOCATION_OP = re.compile(
     b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
 )
-_ALLOCATION_OP_TEXT = re.compile(_ALLOCATION_OP.pattern.decode())
+# Searching for the alternation above tries it at every byte; a literal every op name holds
+# is found by a fast search, and each hit checked against the names it can belong to.
+# An allocation op alone on its line in its common shape: one result name, no string after
+# the op name (the generic form's quotes around it aside), an alias location or none.
+_SIMPLE_ALLOCA = re.compile(
+    rb'[ \t]*(?P<result>%[\w$.\-]+) = (?P<op>(?P<quote>"?)(?:'
+    + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS)
+    + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
+_ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
+_NEEDLE = "alloc"
+assert all(_NEEDLE in name for name in ALLOCATION_OPS)
+_NEEDLE_AT = re.compile(re.escape(_NEEDLE.encode()))
+_NEEDLE_OFFSETS = tuple(sorted({name.index(_NEEDLE) for name in ALLOCATION_OPS}))
 _ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION_OPS}
 
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
@@ -248,6 +269,11 @@ class _Reader:
         self.settings = settings
         self.on_bytes = on_bytes
         self.reported = 0  # bytes told to on_bytes so far
+        # Ops whose results are never views (`_makes_view` says False before reading
+        # their types), as bytes.
+        self.no_view_ops = frozenset(
+            name.encode() for name in (settings.non_view_ops - settings.view_ops)
+            | {"arith.constant"})
 
     def _progress(self, offset: int) -> None:
         """Tell on_bytes how far the reader got, every PROGRESS_BYTES."""
@@ -353,7 +379,7 @@ class _Reader:
         if table_at < 0:
             return end, before
         body_end = table_at + 1
-        if _ALLOCATION_OP.search(data, body_end):
+        if next(_allocation_ops(data, body_end, end), None) is not None:
             raise _Unvouched("an allocation op's name in the location table")
         if _LOC_TABLE.match(data, body_end).end() != end:
             raise _Unvouched("a location table line this reader does not read")
@@ -380,7 +406,7 @@ class _Reader:
         events = [(m.start() + 1) << 3 for m in _REGION_CLOSE.finditer(data, search_from, end)]
         events.extend(((m.start() + 1) << 3) | 1
                       for m in _LABEL.finditer(data, search_from, end))
-        events.extend((m.start() << 3) | 2 for m in _ALLOCATION_OP.finditer(data, start, end))
+        events.extend((at << 3) | 2 for at in _allocation_ops(data, start, end))
         events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
         events.extend((offset << 3) | 4 for offset in self.comment_lines)
         events.extend(((m.start() + 1) << 3) | 4
@@ -391,6 +417,9 @@ class _Reader:
         self.live_end: list[int] = []
         self.live_end_line: list[int] = []
         self.alloca_region: list[Region] = []
+        self.alloca_line_end: list[int] = []
+        self.bodies: dict[bytes, AllocaBody] = {}
+        self.closings: dict[tuple[bool, bytes], bool] = {}
         self.frame_end_line: dict[int, int] = {}
         root = Region(None, None, 0, start, False)
         region = root
@@ -412,7 +441,7 @@ class _Reader:
         run_once = self.settings.run_once_ops
         for event in events:
             offset, kind = event >> 3, event & 7
-            if offset - self.reported >= PROGRESS_BYTES:
+            if offset - self.reported >= PROGRESS_BYTES and self.on_bytes is not None:
                 self._progress(offset)
             line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
             new_line = line + data.count(b"\n", position, line_start)
@@ -432,22 +461,18 @@ class _Reader:
                 owner.end_order = ops_before
                 owner.end_line = line
                 self.frame_end_line[id(owner)] = last_op_line
-                text = self._line(line_start)
-                rest = text[text.index("}") + 1 :]
-                continues = rest.endswith("{")
-                tail = rest[:-1] if continues else rest
-                if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
-                        or tail.count("[") != tail.count("]") or text.count('"') % 2):
-                    raise _Unvouched("a region end this reader does not read")
-                paren = tail.count("(") - tail.count(")")
-                if region.generic and continues:
-                    well_formed = paren == 0 and tail.strip() == ","
-                elif region.generic:
-                    well_formed = paren == -1 and tail.startswith(")")
-                else:
-                    well_formed = paren == 0 and (not continues or tail.strip() == "else")
-                if not well_formed:
-                    raise _Unvouched("a region end this reader does not read")
+                line_end = data.index(b"\n", line_start)
+                rest_bytes = data[data.index(b"}", line_start) + 1 : line_end]
+                # Closing lines differ mostly by their alias location, which changes
+                # nothing below: what is left is checked once per distinct text.
+                alias_at = rest_bytes.rfind(b" loc(#")
+                key = (rest_bytes[:alias_at] if alias_at >= 0
+                       and _ALIAS_LOC.fullmatch(rest_bytes, alias_at) else rest_bytes)
+                if not self.closings.get((region.generic, key), False):
+                    self._check_closing(key.decode(), region.generic)
+                    self.closings[(region.generic, key)] = True
+                rest = rest_bytes.decode()
+                tail = rest[:-1] if rest.endswith("{") else rest
                 if tail.strip():
                     owner.trailer.append(tail)
                 just_closed = region
@@ -480,13 +505,16 @@ class _Reader:
                 if line in self.line_kind:
                     raise _Unvouched("an allocation op that is not alone on its line")
                 region.had_ops = True
-                self._alloca(self._line(line_start), line, ops_before + 1, region)
+                self._alloca(line_start, line, ops_before + 1, region)
                 if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
                     self.dynamic.append((self.allocas[-1], line_start))
                 last_op_line = line
             else:  # kind == 3: a `{` ends the line
                 text = self._line(line_start)
-                if _DICT_ENTRY.match(self._next_code_line(offset + 2)) or text.count('"') % 2:
+                if (_DICT_ENTRY_BYTES.match(data, offset + 2, self.body_end)
+                        if not _BLANK_OR_COMMENT.match(data, offset + 2)
+                        else _DICT_ENTRY.match(self._next_code_line(offset + 2))
+                        ) or text.count('"') % 2:
                     raise _Unvouched("an attribute dict over several lines")
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
@@ -514,6 +542,25 @@ class _Reader:
         self.root = root
         self.last_body_line = data.count(b"\n", 0, end)
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
+
+    @staticmethod
+    def _check_closing(rest: str, generic: bool) -> None:
+        """Raises _Unvouched unless `rest`, what follows a region's `}` on its line, is
+        one this reader reads."""
+        continues = rest.endswith("{")
+        tail = rest[:-1] if continues else rest
+        if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
+                or tail.count("[") != tail.count("]") or rest.count('"') % 2):
+            raise _Unvouched("a region end this reader does not read")
+        paren = tail.count("(") - tail.count(")")
+        if generic and continues:
+            well_formed = paren == 0 and tail.strip() == ","
+        elif generic:
+            well_formed = paren == -1 and tail.startswith(")")
+        else:
+            well_formed = paren == 0 and (not continues or tail.strip() == "else")
+        if not well_formed:
+            raise _Unvouched("a region end this reader does not read")
 
     def _region_op(self, text: str, line: int, order: int, region: Region,
                    run_once: frozenset[str]) -> tuple[OpFrame, bool]:
@@ -574,11 +621,69 @@ class _Reader:
     def _line(self, line_start: int) -> str:
         return self.data[line_start : self.data.index(b"\n", line_start)].decode()
 
-    def _alloca(self, raw: str, line: int, order: int, region: Region) -> None:
+    def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
         """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
+        data = self.data
+        simple = _SIMPLE_ALLOCA.match(data, line_start)
+        if simple is None:
+            self._any_alloca(self._line(line_start), line, order, region, line_start)
+            return
+        # The common shape, `%a = op<body> loc(#alias)` with no string after the op name:
+        # the body is checked and parsed once per distinct text.
+        body_start = simple.start("op")
+        line_end = simple.end() - 1
+        text_bytes = data[simple.start("result"):line_end].rstrip()
+        loc_at = text_bytes.rfind(b" loc(")
+        op_at = body_start - simple.start("result")
+        if loc_at < op_at or not text_bytes.endswith(b")"):
+            loc_at = len(text_bytes)  # no location
+        quotes = 2 if simple.group("quote") else 0
+        location: Location | None = None
+        if text_bytes.count(b'"', 0, loc_at) != quotes:
+            # A string in the body: the careful path reads it.
+            self._any_alloca(self._line(line_start), line, order, region, line_start)
+            return
+        if loc_at < len(text_bytes):
+            alias = _ALIAS_LOC.fullmatch(text_bytes, loc_at)
+            if alias is not None:
+                location = AliasLoc(alias.group(1).decode())
+            else:
+                loc_text = text_bytes[loc_at + 1 :]
+                strings = loc_text.split(b'"')
+                fast = (len(strings) % 2 == 1 and b"\\" not in loc_text and not any(
+                    c in s for s in strings[1::2] for c in b"{}%"))
+                location = parse_common_location(loc_text.decode()) if fast else None
+                if location is None:
+                    self._any_alloca(self._line(line_start), line, order, region,
+                                     line_start)
+                    return
+        body_key = text_bytes[op_at:loc_at]
+        body = self.bodies.get(body_key)
+        if body is None:
+            body_text = body_key.decode()
+            try:
+                balanced = (body_text.count("(") == body_text.count(")")
+                            and body_text.count("[") == body_text.count("]"))
+                body = parse_alloca_body(body_text) if balanced else None
+            except SyntaxProblem:
+                body = None
+            if body is None:
+                # What the careful path makes of it (a complaint, or another reading).
+                self._any_alloca(self._line(line_start), line, order, region, line_start)
+                return
+            self.bodies[body_key] = body
+        result = simple.group("result").decode()
+        syntax = AllocaSyntax((result,), *body[:5], location, body[5])
+        alloca = RawAlloca(len(self.allocas), order, line, body_start - line_start + 1,
+                           simple.start("result") - line_start + 1, text_bytes.decode(),
+                           (result,), region.frames, self.chunk_index)
+        alloca.syntax = syntax
+        self._add_alloca(alloca, region, line_end)
+
+    def _any_alloca(self, raw: str, line: int, order: int, region: Region,
+                    line_start: int) -> None:
         head = _HEAD.match(raw)
         if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
-                or len(_ALLOCATION_OP_TEXT.findall(raw)) != 1
                 or raw.count("(") != raw.count(")")
                 or raw.count("[") != raw.count("]")
                 or raw.count('"') % 2):
@@ -597,12 +702,15 @@ class _Reader:
         alloca = RawAlloca(len(self.allocas), order, line, head.start(2) + 1, op_start + 1,
                            text, results, region.frames, self.chunk_index)
         alloca.syntax = syntax
-        self.allocas.append(alloca)
-        self.live_end.append(order)
-        self.live_end_line.append(line)
-        self.alloca_region.append(region)
-        self.line_kind[line] = ("alloca", alloca)
+        self._add_alloca(alloca, region, self.data.index(b"\n", line_start))
 
+    def _add_alloca(self, alloca: RawAlloca, region: Region, line_end: int) -> None:
+        self.allocas.append(alloca)
+        self.live_end.append(alloca.order)
+        self.live_end_line.append(alloca.line)
+        self.alloca_region.append(region)
+        self.alloca_line_end.append(line_end)
+        self.line_kind[alloca.line] = ("alloca", alloca)
 
     def _constant_of(self, name: str, before: int, region: Region) -> int | None:
         """What `Scanner` keeps for a size operand: the value of the `arith.constant` that
@@ -653,18 +761,13 @@ class _Reader:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
         entries: list[_Binding] = []
-        for alloca in self.allocas:
-            region = self.alloca_region[alloca.index]
-            scope_start = self.data.index(b"\n", self._offset_of_line(alloca))
+        for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
+                                               self.alloca_line_end, strict=True):
             for name in alloca.results:
                 entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
                                         region.end, alloca.line))
         while entries:
             entries = self._search(entries)
-
-    def _offset_of_line(self, alloca: RawAlloca) -> int:
-        i = bisect_left(self.event_lines, alloca.line)
-        return self.event_offsets[i]
 
     def _search(self, entries: list[_Binding]) -> list[_Binding]:
         """Uses of these bindings, each found by `bytes.find` over the text where it is in
@@ -672,72 +775,93 @@ class _Reader:
         data = self.data
         find = data.find
         name_bytes = _NAME_BYTES
-        found: list[tuple[int, frozenset[int]]] = []
-        for entry in entries:
-            name = entry.name.encode()
-            size = len(name)
-            end = entry.scope_end
-            ids = entry.ids
-            p = find(name, entry.scope_start, end)
-            while p >= 0:
-                after = p + size
-                if data[after] not in name_bytes:
-                    found.append((p, ids))
-                p = find(name, after, end)
-        found.sort(key=_first)
+        # Each use one int, offset << 24 | the binding's index: ints sort fast.
+        found: list[int] = []
         # A later use never ends earlier (it is in the same op, or in a loop that ends
         # later): only each alloca's last occurrence can move its last use. The others
         # are still read, for the views and yields they make and to vouch for them.
         last: dict[int, int] = {}
-        for p, ids in found:
-            for aid in ids:
-                last[aid] = p
+        for number, entry in enumerate(entries):
+            name = entry.name.encode()
+            size = len(name)
+            end = entry.scope_end
+            p = find(name, entry.scope_start, end)
+            final = -1
+            while p >= 0:
+                after = p + size
+                if data[after] not in name_bytes:
+                    found.append(p << 24 | number)
+                    final = p
+                p = find(name, after, end)
+            if final >= 0:
+                for aid in entry.ids:
+                    if last.get(aid, -1) < final:
+                        last[aid] = final
+        if len(entries) >= 1 << 24:
+            raise _Unvouched("more names than this reader counts")
+        found.sort()
+        finals = set(last.values())
         made: list[_Binding] = []
-        current_line_start = -1
+        line_start = line_end = -1
         line_ids: frozenset[int] = frozenset()
         line_offset = 0
-        rfind, count = data.rfind, data.count
+        extends = False
+        rfind, index, count = data.rfind, data.index, data.count
         line = counted_to = 0
-        for p, ids in found:
-            line_start = rfind(b"\n", 0, p) + 1
-            if line_start != current_line_start:
-                if current_line_start >= 0:
-                    made.extend(self._use_line(current_line_start, line, line_offset,
-                                               line_ids, last))
-                if counted_to:
-                    line += count(b"\n", counted_to, line_start)
-                else:
-                    line = self._line_of(line_start)
-                counted_to = line_start
-                current_line_start = line_start
-                line_ids = ids
-                line_offset = p
-            else:
+        mask = (1 << 24) - 1
+        for key in found:
+            p = key >> 24
+            ids = entries[key & mask].ids
+            if p < line_end:
                 line_ids = line_ids | ids
-        if current_line_start >= 0:
-            made.extend(self._use_line(current_line_start, line, line_offset, line_ids, last))
+                extends = extends or p in finals
+                continue
+            if line_start >= 0:
+                made.extend(self._use_line(line_start, line_end, line, line_offset,
+                                           line_ids, extends))
+            line_start = rfind(b"\n", 0, p) + 1
+            line_end = index(b"\n", p)
+            if counted_to:
+                line += count(b"\n", counted_to, line_start)
+            else:
+                line = self._line_of(line_start)
+            counted_to = line_start
+            line_ids = ids
+            line_offset = p
+            extends = p in finals
+        if line_start >= 0:
+            made.extend(self._use_line(line_start, line_end, line, line_offset, line_ids,
+                                       extends))
         return made
 
-    def _use_line(self, line_start: int, line: int, first_use: int, ids: frozenset[int],
-                  last: dict[int, int]) -> list[_Binding]:
+    def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
+                  ids: frozenset[int], extends: bool) -> list[_Binding]:
         """The tracked values named on one line: where they are used, and what the line's
-        op makes of them."""
+        op makes of them (`extends`: the line holds the last use of one of them)."""
         data = self.data
-        line_end = data.index(b"\n", line_start)
         kind, what = self.line_kind.get(line, _PLAIN_OP)
+        raw = data[line_start:line_end]
+        if kind == "plain" and not extends:
+            first = raw.lstrip()[:1]
+            if first == b"%":
+                head = _HEAD_BYTES.match(raw)
+                if (head is not None and head.group(1) and first_use - line_start >= head.end(1)
+                        and head.group(2).strip(b'"') in self.no_view_ops):
+                    # An op known to make no view of its operands, not the last use of
+                    # any of these (a name in a string there changes nothing either).
+                    return []
+            elif (b"yield" not in raw and b"return" not in raw
+                    and b"condition" not in raw):
+                # An op without results, not the last use of any of these.
+                return []
         if kind == "comment":
             return []
         if kind == "label" or kind == "alloca":
             raise _Unvouched("a tracked value on a label or an allocation line")
-        raw = data[line_start:line_end]
         quotes = raw.count(b'"')
         if quotes and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
                 b"%" in b"".join(raw.split(b'"')[1::2])):
             raise _Unvouched("a value name inside a string")
-        extends = any(line_start <= last[aid] < line_end for aid in ids)
-        if (not extends and kind == "plain" and raw.lstrip()[:1] != b"%"
-                and b"yield" not in raw and b"return" not in raw and b"condition" not in raw):
-            return []  # an op without results, not the last use of any of these
         text = raw.decode()
         made: list[_Binding] = []
         if kind == "plain":
@@ -809,12 +933,27 @@ class _Reader:
 
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
+_HEAD_BYTES = re.compile(_HEAD.pattern.encode())
+_DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
+_BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")
 _COMMENT: tuple[str, object] = ("comment", None)
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 
 
-def _first(pair: tuple[int, frozenset[int]]) -> int:
-    return pair[0]
+def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
+    """Where `_ALLOCATION_OP` matches in data[start:end], in order. (Two allocation ops on
+    one line give two events, which the reader declines: that check stands in for counting
+    the op names on an alloca's line.)"""
+    match = _ALLOCATION_OP.match
+    for hit in _NEEDLE_AT.finditer(data, start, end):
+        at = hit.start()
+        for offset in _NEEDLE_OFFSETS:
+            begin = at - offset
+            if begin >= start:
+                m = match(data, begin, end)
+                if m is not None:
+                    yield begin
+                    break
 
 
 class _Binding:

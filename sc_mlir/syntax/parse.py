@@ -484,6 +484,15 @@ def parse_alloca_line(results_text: str, text: str, body_at: int) -> AllocaSynta
     return parse_alloca_parts(results_text, text[body_at:], "")
 
 
+AllocaBody = _BodyParts
+
+
+def parse_alloca_body(text: str) -> AllocaBody:
+    """An allocating op from its name to its type (no results, no location), as the parts
+    `AllocaSyntax` takes after `results`. Raises SyntaxProblem."""
+    return _parse_body(text)
+
+
 @lru_cache(maxsize=1 << 16)
 def _parse_body(text: str) -> _BodyParts:
     return _run(alloca_parser(), text, "alloca_body")
@@ -600,6 +609,13 @@ def _fast_location(text: str) -> Location | None:
         name, child = m.groups()
         return NameLoc(_unquote('"' + name + '"'), AliasLoc(child) if child else None)
     return None
+
+
+def parse_common_location(text: str) -> Location | None:
+    """`loc(...)` in one of the shapes dumps mostly hold (an alias, a file, a name, a
+    callsite of aliases, fused aliases, unknown), read without the grammar; None for any
+    other shape (then `parse_location` reads it)."""
+    return _fast_location(text)
 
 
 def parse_location(text: str) -> Location:
