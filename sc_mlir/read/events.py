@@ -383,10 +383,18 @@ class _Reader:
             raise _Unvouched("an allocation op's name in the location table")
         if _LOC_TABLE.match(data, body_end).end() != end:
             raise _Unvouched("a location table line this reader does not read")
-        numbers = array("q", (int(n) if n else -1
-                              for n in _LOC_NAME.findall(data, body_end - 1)))
+        names = _LOC_NAME.findall(data, body_end - 1)
+        bare = 1 if names and names[0] == b"" else 0  # `#loc` is number -1
+        numbers = array("q", [-1] * bare)
+        try:
+            numbers.extend(map(int, names[bare:]))
+        except ValueError:  # `#loc` after numbered ones: out of order
+            raise _Unvouched("a location table out of order") from None
         table = LocationTable(data, body_end, end, numbers, before)
-        if any(a >= b for a, b in pairwise(numbers)) or any(
+        # Tables are usually numbered one by one: compared as arrays, in C.
+        consecutive = not numbers or numbers == array(
+            "q", range(numbers[0], numbers[0] + len(numbers)))
+        if (not consecutive and any(a >= b for a, b in pairwise(numbers))) or any(
                 table._number(name) is not None for name in before):
             raise _Unvouched("a location table out of order, or defining an alias again")
         return body_end, table

@@ -38,14 +38,14 @@ DEFAULT_NON_VIEW_OPS: frozenset[str] = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScanSettings:
     run_once_ops: frozenset[str] = DEFAULT_RUN_ONCE_OPS
     view_ops: frozenset[str] = DEFAULT_VIEW_OPS
     non_view_ops: frozenset[str] = DEFAULT_NON_VIEW_OPS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """Something sc-mlir skipped or could not read, and where."""
 
@@ -61,7 +61,7 @@ class Diagnostic:
         return f"{where}: {self.message}{quote}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class OpFrame:
     """An op that holds regions (func, module, loop, tpu.region...), as met by the scanner."""
 
@@ -99,7 +99,7 @@ class OpFrame:
         return chain
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RawAlloca:
     """A `memref.alloca` op found by the scanner, before the model gives it meaning."""
 

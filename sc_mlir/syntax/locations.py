@@ -8,12 +8,12 @@ from dataclasses import dataclass
 # --- syntax ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnknownLoc:
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileLoc:
     file: str
     line: int
@@ -22,25 +22,25 @@ class FileLoc:
     end_col: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NameLoc:
     name: str
     child: Location | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSiteLoc:
     callee: Location
     caller: Location
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FusedLoc:
     metadata: str | None
     locations: tuple[Location, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AliasLoc:
     name: str
 

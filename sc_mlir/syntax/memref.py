@@ -39,7 +39,7 @@ _INTEGER = re.compile(r"[su]?i(\d+)")
 _SMALL_FLOAT = re.compile(r"f([468])E\w+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElementType:
     """An element type and its storage width (None when sc-mlir cannot know it)."""
 
@@ -66,7 +66,7 @@ def product(values: tuple[int, ...]) -> int:
     return math.prod(values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemRefType:
     """A ranked or unranked memref type, as written, with its size when it is static.
 

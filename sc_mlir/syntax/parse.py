@@ -41,7 +41,7 @@ from sc_mlir.syntax.memref import (
 from sc_mlir.syntax.patterns import SSA_RESULTS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OtherType:
     """A type that is not a memref: kept as text, with its storage width when known."""
 
@@ -52,7 +52,7 @@ class OtherType:
 ParsedType = MemRefType | OtherType
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AllocaSyntax:
     """One allocating op as written: `memref.alloca`, `memref.alloc` or `tpu.sem_alloc`."""
 
@@ -76,7 +76,7 @@ class AllocaSyntax:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Argument:
     """One entry argument of a region (`%arg4: memref<16xf32, 201> loc(#loc3)`)."""
 
