@@ -87,6 +87,33 @@ def test_the_sample_dump_is_read_fast() -> None:
     assert [a.size_constants for a in update.allocas if a.size_constants] == [(512,)]
 
 
+def test_xla_pass_dumps_are_read_fast() -> None:
+    # The files `--xla_sc_dump_mlir_to` writes end with blank lines after the `#loc` table,
+    # and a func's line holds its arguments' locations (two strings and value names).
+    dumps = sorted((REPO / "fixtures" / "passes" / "xla_named").glob("*.mlir"))
+    assert dumps
+    for path in dumps:
+        assert path.read_bytes().endswith(b")\n\n\n")
+        fast = read_events(str(path))
+        assert fast is not None, path.name
+        assert_same(fast, scan_file(str(path)))
+
+
+@pytest.mark.parametrize("text", [
+    # Escapes that leave the quotes where they are (MLIR prints `"` and `\` as \22, \5C).
+    'module {\n  %a = memref.alloca() : memref<4xf32> loc("a\\0Ab\\22c":3:4)\n'
+    '  "x.y"() {note = "line\\0A"} : () -> ()\n}\n',
+    # A func's line with its arguments' locations: strings beside value names.
+    'module {\n  func.func @f(%x: index loc("a.py":1:2), %y: index loc("a.py":1:9)) {\n'
+    '    %a = memref.alloca(%x) : memref<?xf32, 201> loc("a.py":2:3)\n'
+    '    "x.use"(%a, %y) : (memref<?xf32, 201>, index) -> ()\n    return\n  }\n}\n',
+])
+def test_shapes_the_fast_reader_reads(text: str) -> None:
+    fast = scan_bytes(text.encode())
+    assert fast is not None
+    assert_same(fast, scan_text(text))
+
+
 def test_size_operands_take_the_constant_in_scope() -> None:
     text = """module {
   func.func @k(%n: index) {
@@ -244,6 +271,10 @@ def test_location_table_is_read_by_position() -> None:
     'module {\n  %a = memref.alloca() : memref<4xf32>\n}\n#loc2 = loc("a":1:1)\n#loc1 = loc("b":1:1)\n',
     'module {\n  %a = memref.alloca() : memref<4xf32>\x00\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32, "\\"">\n}\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32> loc("a\\\\":1:1)\n}\n',
+    # A value name in a string on a region op's line (its uses may be in the strings).
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n'
+    '  "x.loop"() ({\n  }) : () -> () loc("%a":1:1)\n}\n',
     # An op before the first block label: a region with several blocks.
     'module {\n  "scf.for"(%c) ({\n    %v = arith.addi %c, %c : index\n  ^bb0(%i: index):\n'
     '    %a = memref.alloca() : memref<4xf32>\n  }) : (index) -> ()\n}\n',
