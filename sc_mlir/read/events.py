@@ -71,17 +71,17 @@ _ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
 # UTF-8 go to the careful reader, which reports them and counts columns in characters).
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
+_BRACKETS = b"()[]{}"
+_PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
 _REGION_OPEN = re.compile(rb"\{\n")
-_REGION_CLOSE = re.compile(rb"\n[ \t]*\}")
-_LABEL = re.compile(rb"\n[ \t]*\^")
-_COMMENT_LINE = re.compile(rb"\n[ \t]*//")
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
-# A line that starts with something other than an op, a `}` or a label (blank lines too).
-_ODD_LINE_START = re.compile(rb'\n[ \t]*+(?![%"A-Za-z_}^\n]|//)')
-_BLANK_LINE = re.compile(rb"\n[ \t]*+(?=\n)")
-_CONTINUATION_LINE = re.compile(
-    rb"\n[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
-    + rb")(?![\w$.])"
+# What a line starts with, each kind a group: 1 `}`, 2 a block label, 3 a comment, 4 nothing
+# (a blank line), 5 a word that continues the op before, 6 anything an op cannot start with.
+# A line that starts an op matches none, so most lines cost no match object.
+_LINE_START = re.compile(
+    rb"\n[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
+    + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + rb")(?![\w$.])()|(?![%\"A-Za-z_])())"
 )
 # An op line that ends inside its brackets or its operand list (literal searches: a
 # character class would be tried at every comma).
@@ -286,11 +286,14 @@ class _Reader:
 
     def read(self) -> FileScan:
         data = self.data
-        if not data or data.translate(None, _PLAIN_BYTES):
+        # One pass keeps the brackets and whatever is not plain text: the brackets are
+        # counted in what is left (a count per bracket over the file is a pass each).
+        brackets = data.translate(None, _PLAIN_BUT_BRACKETS)
+        if not data or brackets.translate(None, _BRACKETS):
             raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
         # MLIR prints a quote or a backslash in a string as `\22` or `\5C`: other escapes
         # (`\0A`, `\n`) leave the quotes this reader counts where they are.
-        if b'\\"' in data or b"\\\\" in data or b"{-#" in data:
+        if (b"\\" in data and (b'\\"' in data or b"\\\\" in data)) or b"{-#" in data:
             raise _Unvouched("an escaped quote or backslash, or a resources section")
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
@@ -299,19 +302,21 @@ class _Reader:
         self.chunk_index = len(prefix_scan.chunks) - 1
         body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
         if (data[body_start : body_start + 1] not in _OP_START
-                or _ODD_LINE_START.search(data, body_start, body_end - 1)
-                or _CONTINUATION_LINE.search(data, max(body_start - 1, 0), body_end)
                 or _CONTINUATION_WORD.match(data, body_start)
                 or any(data.find(end, body_start, body_end) >= 0 for end in _OPEN_LINE_ENDS)):
             raise _Unvouched("a line that is not a whole op, a region end or a label")
         self.body_start, self.body_end = body_start, body_end
+        self._line_starts()
         self.comment_lines = self._comment_lines()
         comments = [data[start : data.index(b"\n", start)] for start in self.comment_lines]
+        prefix = data[:body_start]
         for opening, closing in ((b"(", b")"), (b"[", b"]"), (b"{", b"}")):
-            # Brackets in comments are text: they count for neither reader.
-            if (data.count(opening, body_start, body_end) - data.count(closing, body_start,
-                                                                         body_end)
-                    != sum(c.count(opening) - c.count(closing) for c in comments)):
+            # The body's balance: the file's, less the prefix's (the location table was
+            # matched bracket by bracket). Brackets in comments are text: they count for
+            # neither reader.
+            body = (brackets.count(opening) - brackets.count(closing)
+                    - prefix.count(opening) + prefix.count(closing))
+            if body != sum(c.count(opening) - c.count(closing) for c in comments):
                 raise _Unvouched("brackets that do not balance")
         self.first_body_line = data.count(b"\n", 0, body_start) + 1
         self.dynamic: list[tuple[RawAlloca, int]] = []  # allocas with size operands
@@ -358,12 +363,29 @@ class _Reader:
             raise _Unvouched("no op")
         return start, scanner.finish()
 
+    def _line_starts(self) -> None:
+        """One search over the starts of the body's lines: where regions close, block
+        labels, comment lines and blank lines are; any other line must start an op."""
+        closes: list[int] = []
+        labels: list[int] = []
+        comments: list[int] = []
+        blanks: list[int] = []
+        kinds = (None, closes, labels, comments, blanks)
+        last_newline = self.body_end - 1  # the line after it is the location table's
+        for m in _LINE_START.finditer(self.data, max(self.body_start - 1, 0), self.body_end):
+            kind = m.lastindex
+            if kind is not None and kind <= 4:
+                kinds[kind].append(m.start() + 1)  # type: ignore[union-attr]
+            elif m.start() != last_newline:
+                raise _Unvouched("a line that is not a whole op, a region end or a label")
+        self.close_starts, self.label_starts = closes, labels
+        self.comment_starts, self.blank_starts = comments, blanks
+
     def _comment_lines(self) -> list[int]:
         """Where the comments in the body are: whole lines only (what follows code on a
         line, or a `// -----` split, the careful reader reads)."""
         data = self.data
-        starts = [m.start() + 1 for m in _COMMENT_LINE.finditer(data, self.body_start - 1,
-                                                                 self.body_end)]
+        starts = self.comment_starts
         in_lines = 0
         for start in starts:
             line_end = data.index(b"\n", start)
@@ -415,15 +437,12 @@ class _Reader:
         # memory of a list of pairs. Close, label and blank-line events match from the
         # newline before their line; the body's first line is an op, so the searches start
         # at that newline.
-        search_from = max(start - 1, 0)
-        events = [(m.start() + 1) << 3 for m in _REGION_CLOSE.finditer(data, search_from, end)]
-        events.extend(((m.start() + 1) << 3) | 1
-                      for m in _LABEL.finditer(data, search_from, end))
+        events = [offset << 3 for offset in self.close_starts]
+        events.extend((offset << 3) | 1 for offset in self.label_starts)
         events.extend((at << 3) | 2 for at in _allocation_ops(data, start, end))
         events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
         events.extend((offset << 3) | 4 for offset in self.comment_lines)
-        events.extend(((m.start() + 1) << 3) | 4
-                      for m in _BLANK_LINE.finditer(data, search_from, end))
+        events.extend((offset << 3) | 4 for offset in self.blank_starts)
         events.sort()
         self.allocas: list[RawAlloca] = []
         self.funcs: list[OpFrame] = []
@@ -553,7 +572,7 @@ class _Reader:
             raise _Unvouched("regions still open at the end")
         root.end = end
         self.root = root
-        self.last_body_line = data.count(b"\n", 0, end)
+        self.last_body_line = line + data.count(b"\n", position, end) - 1
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
 
     @staticmethod
