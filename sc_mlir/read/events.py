@@ -75,17 +75,16 @@ _BRACKETS = b"()[]{}"
 _PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
 _REGION_OPEN = re.compile(rb"\{\n")
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
-# What a line starts with, each kind a group: 1 `}`, 2 a block label, 3 a comment, 4 nothing
-# (a blank line), 5 a word that continues the op before, 6 anything an op cannot start with.
+# What a line starts with, each kind a group: 2 `}`, 3 a block label, 4 a comment, 5 nothing
+# (a blank line); lines no op starts: 1 the line before ended inside its brackets or operand
+# list, 6 a word that continues the op before, 7 anything an op cannot start with.
 # A line that starts an op matches none, so most lines cost no match object.
 _LINE_START = re.compile(
-    rb"\n[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
+    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
     + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
-    + rb")(?![\w$.])()|(?![%\"A-Za-z_])())"
+    + rb")(?![\w$.])()|(?![%\"A-Za-z_])()))"
 )
-# An op line that ends inside its brackets or its operand list (literal searches: a
-# character class would be tried at every comma).
-_OPEN_LINE_ENDS = (b"(\n", b"[\n", b",\n")
+_OPEN_LINE = 1
 _OP_START = frozenset(bytes([c]) for c in
                       b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
 _CONTINUATION_WORD = re.compile(
@@ -302,8 +301,7 @@ class _Reader:
         self.chunk_index = len(prefix_scan.chunks) - 1
         body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
         if (data[body_start : body_start + 1] not in _OP_START
-                or _CONTINUATION_WORD.match(data, body_start)
-                or any(data.find(end, body_start, body_end) >= 0 for end in _OPEN_LINE_ENDS)):
+                or _CONTINUATION_WORD.match(data, body_start)):
             raise _Unvouched("a line that is not a whole op, a region end or a label")
         self.body_start, self.body_end = body_start, body_end
         self._line_starts()
@@ -370,13 +368,13 @@ class _Reader:
         labels: list[int] = []
         comments: list[int] = []
         blanks: list[int] = []
-        kinds = (None, closes, labels, comments, blanks)
+        kinds = {2: closes, 3: labels, 4: comments, 5: blanks}
         last_newline = self.body_end - 1  # the line after it is the location table's
         for m in _LINE_START.finditer(self.data, max(self.body_start - 1, 0), self.body_end):
-            kind = m.lastindex
-            if kind is not None and kind <= 4:
-                kinds[kind].append(m.start() + 1)  # type: ignore[union-attr]
-            elif m.start() != last_newline:
+            found = kinds.get(m.lastindex)  # type: ignore[arg-type]
+            if found is not None:
+                found.append(m.start() + 1)
+            elif m.start() != last_newline or m.lastindex == _OPEN_LINE:
                 raise _Unvouched("a line that is not a whole op, a region end or a label")
         self.close_starts, self.label_starts = closes, labels
         self.comment_starts, self.blank_starts = comments, blanks
