@@ -292,8 +292,10 @@ class _Reader:
             raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
         # MLIR prints a quote or a backslash in a string as `\22` or `\5C`: other escapes
         # (`\0A`, `\n`) leave the quotes this reader counts where they are.
-        if (b"\\" in data and (b'\\"' in data or b"\\\\" in data)) or b"{-#" in data:
-            raise _Unvouched("an escaped quote or backslash, or a resources section")
+        # (A `{-#` resources section needs no search: its line starts with a `{`, which no
+        # op, table line or alias definition does.)
+        if b"\\" in data and (b'\\"' in data or b"\\\\" in data):
+            raise _Unvouched("an escaped quote or backslash")
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
         self.lines = data.count(b"\n")
@@ -398,7 +400,10 @@ class _Reader:
         """Where the ops end, and the `#loc` table after them."""
         data = self.data
         end = len(data)
-        table_at = data.find(b"\n#", body_start)
+        # The table holds no `}`: it starts after the file's last one (a search backwards),
+        # unless the ops hold none at all.
+        last_brace = data.rfind(b"}", body_start)
+        table_at = data.find(b"\n#", last_brace if last_brace >= 0 else body_start)
         if table_at < 0:
             return end, before
         body_end = table_at + 1
