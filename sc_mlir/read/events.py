@@ -844,16 +844,35 @@ class _Reader:
         rfind, index, count = data.rfind, data.index, data.count
         line = counted_to = 0
         mask = (1 << 24) - 1
+        found.append(len(data) << 24)  # past the end: closes the last line's group
+        line_kind, no_view_ops, head_match = self.line_kind, self.no_view_ops, _HEAD_BYTES.match
         for key in found:
             p = key >> 24
-            ids = entries[key & mask].ids
             if p < line_end:
-                line_ids = line_ids | ids
+                line_ids = line_ids | entries[key & mask].ids
                 extends = extends or p in finals
                 continue
             if line_start >= 0:
-                made.extend(self._use_line(line_start, line_end, line, line_offset,
-                                           line_ids, extends))
+                # Most lines only use these values: a plain op with no results, or whose
+                # results are never views, and no last use here. Those are passed over
+                # here (a name in a string there changes nothing either); `_use_line`
+                # reads the others.
+                inert = False
+                if not extends and line not in line_kind:
+                    raw = data[line_start:line_end]
+                    if raw.lstrip()[:1] == b"%":
+                        head = head_match(raw)
+                        inert = (head is not None and bool(head.group(1))
+                                 and line_offset - line_start >= head.end(1)
+                                 and head.group(2).strip(b'"') in no_view_ops)
+                    else:
+                        inert = (b"yield" not in raw and b"return" not in raw
+                                 and b"condition" not in raw)
+                if not inert:
+                    made.extend(self._use_line(line_start, line_end, line, line_offset,
+                                               line_ids, extends))
+            if p >= len(data):
+                break
             line_start = rfind(b"\n", 0, p) + 1
             line_end = index(b"\n", p)
             if counted_to:
@@ -861,12 +880,9 @@ class _Reader:
             else:
                 line = self._line_of(line_start)
             counted_to = line_start
-            line_ids = ids
+            line_ids = entries[key & mask].ids
             line_offset = p
             extends = p in finals
-        if line_start >= 0:
-            made.extend(self._use_line(line_start, line_end, line, line_offset, line_ids,
-                                       extends))
         return made
 
     def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
@@ -876,19 +892,6 @@ class _Reader:
         data = self.data
         kind, what = self.line_kind.get(line, _PLAIN_OP)
         raw = data[line_start:line_end]
-        if kind == "plain" and not extends:
-            first = raw.lstrip()[:1]
-            if first == b"%":
-                head = _HEAD_BYTES.match(raw)
-                if (head is not None and head.group(1) and first_use - line_start >= head.end(1)
-                        and head.group(2).strip(b'"') in self.no_view_ops):
-                    # An op known to make no view of its operands, not the last use of
-                    # any of these (a name in a string there changes nothing either).
-                    return []
-            elif (b"yield" not in raw and b"return" not in raw
-                    and b"condition" not in raw):
-                # An op without results, not the last use of any of these.
-                return []
         if kind == "comment":
             return []
         if kind == "label" or kind == "alloca":
