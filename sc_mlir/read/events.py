@@ -53,15 +53,16 @@ from sc_mlir.syntax.parse import (
 _ALLOCATION_OP = re.compile(
     b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
 )
-# Searching for the alternation above tries it at every byte; a literal every op name holds
-# is found by a fast search, and each hit checked against the names it can belong to.
-# An allocation op alone on its line in its common shape: one result name, no string after
-# the op name (the generic form's quotes around it aside), an alias location or none.
+# An allocation op alone on its line in its common shape: one result name, then the op
+# (`_alloca` reads the rest of the line).
 _SIMPLE_ALLOCA = re.compile(
     rb'[ \t]*(?P<result>%[\w$.\-]+) = (?P<op>(?P<quote>"?)(?:'
     + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS)
     + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
 _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
+# Searching for the alternation in `_ALLOCATION_OP` tries it at every byte; a literal every
+# op name holds is found by a fast search, and each hit checked against the names it can
+# belong to.
 _NEEDLE = "alloc"
 assert all(_NEEDLE in name for name in ALLOCATION_OPS)
 _NEEDLE_AT = re.compile(re.escape(_NEEDLE.encode()))
@@ -663,8 +664,8 @@ class _Reader:
         if simple is None:
             self._any_alloca(self._line(line_start), line, order, region, line_start)
             return
-        # The common shape, `%a = op<body> loc(#alias)` with no string after the op name:
-        # the body is checked and parsed once per distinct text.
+        # The common shape, `%a = op<body> loc(...)` with no string in the body: the body
+        # is checked and parsed once per distinct text, the location read on its own.
         body_start = simple.start("op")
         line_end = simple.end() - 1
         text_bytes = data[simple.start("result"):line_end].rstrip()
