@@ -2,6 +2,7 @@
 
 - `stack_of` finds the stack at the peak from when each entry is popped; here it is found
   again by walking the entries up to the peak, as a compiler would push and pop them.
+- `_Builder` makes each placement from its parent frame's; here from the definitions.
 - `pack` tests small sets pairwise and large ones from the sweep's edge list: both paths,
   and a brute-force packing written from the definition, agree on every offset.
 """
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from random_programs import EXAMPLES, programs
 
 from sc_mlir.analysis import interference
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.stack import simulate_stack
+from sc_mlir.model.allocation import ModelSettings, build_allocations, frame_symbol, is_module_like
+from sc_mlir.read.scan import OpFrame, scan_text
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -147,3 +151,66 @@ def _pack_with_threshold(intervals: list[tuple[int, int, int]], aligns: list[int
         return pack(intervals, aligns)
     finally:
         interference._DIRECT_TEST_UP_TO = saved
+
+
+def plain_placement(frames: tuple[OpFrame, ...], scope_ops: frozenset[str]
+                    ) -> tuple[str, str, str, int, int]:
+    """(func, scope op, scope path, scope start, scope end) from their definitions: the
+    func is the innermost frame with a symbol that is not a module; the scope the
+    innermost scope op (else the func, else the innermost frame); the path runs from the
+    func (else the outermost frame) down."""
+    func_frame = next((f for f in reversed(frames)
+                       if not is_module_like(f) and frame_symbol(f)), None)
+    func = (frame_symbol(func_frame) if func_frame else "") or ""
+    scope = next((f for f in reversed(frames) if f.name in scope_ops), None)
+    scope = scope or func_frame or (frames[-1] if frames else None)
+    start = frames.index(func_frame) if func_frame in frames else 0
+    path = "/".join(f"{f.name}@{func}" if f is func_frame else f"{f.name}#{f.sibling_index}"
+                    for f in frames[start:])
+    return (func, scope.name if scope else "", path, scope.order if scope else 0,
+            scope.end_order if scope else -1)
+
+
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs())
+def test_placements_built_frame_by_frame_are_those_of_the_definition(
+        program: tuple[str, dict[str, int]]) -> None:
+    text, _expected = program
+    scan = scan_text(text, "random.mlir")
+    records, _notes = build_allocations(scan)
+    settings_ = ModelSettings()
+    by_line = {r.line: r for r in records}
+    for raw in scan.allocas:
+        if raw.line not in by_line:
+            continue
+        record = by_line[raw.line]
+        assert (record.func, record.scope_op, record.scope_path, record.scope_start,
+                record.placement.scope_end) == plain_placement(raw.frames, settings_.scope_ops)
+
+
+NESTED = """module @m {
+  func.func @outer() {
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.alloca() : memref<4xf32, 201>
+      "test.kernel"() ({
+        %b = memref.alloca() : memref<8xf32, 201>
+        scf.if %cond {
+          %c = memref.alloca() : memref<2xf32, 201>
+        }
+      }) {sym_name = "inner"} : () -> ()
+    }
+    return
+  }
+}
+"""
+
+
+def test_a_symbol_inside_a_func_starts_a_new_func_and_path():
+    records = {r.name: r for r in build_allocations(scan_text(NESTED, "n.mlir"))[0]}
+    assert [(records[n].module, records[n].func, records[n].scope_op, records[n].scope_path)
+            for n in ("%a", "%b", "%c")] == [
+        ("@m", "outer", "scf.for", "func.func@outer/scf.for#0"),
+        ("@m", "inner", "scf.for", "test.kernel@inner"),
+        ("@m", "inner", "scf.for", "test.kernel@inner/scf.if#0"),
+    ]
