@@ -119,6 +119,16 @@ class Allocation:
     # entry in the kernel's `scratch_shapes`.
     scratch_index: int | None = None
 
+    def __reduce__(self) -> tuple[type[Allocation], tuple[object, ...]]:
+        # Workers send records back by the ten thousand: as one tuple each, rebuilt by the
+        # constructor (a slots dataclass otherwise pickles through Python-level
+        # __getstate__/__setstate__ that walk `fields()` for every record).
+        return (Allocation, (self.file, self.chunk, self.name, self.line, self.col,
+                             self.op_form, self.order, self.live_end, self.last_use_line,
+                             self.alignment, self.words, self.memref, self.placement,
+                             self.space, self.dynamic_shape, self.location, self.locations,
+                             self.kind, self.scratch_index))
+
     @property
     def loc(self) -> SourceLocation:
         """The source location, resolved through the chunk's `#loc` aliases when first
