@@ -50,7 +50,6 @@ from sc_mlir.cli.inputs import (
     warn_unused_bounds,
     write_html,
 )
-from sc_mlir.failures.explain import bounds_from_failures
 from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.render.analysis_terminal import print_analysis, print_groups
@@ -110,6 +109,9 @@ def analyze(
     settings_file = settings_file_of(config)
     bounds = bounds_or_exit(settings_file, chip, bound, align)
     if log is not None:
+        # Imported here: most runs read no log, and the failures layer costs start-up time.
+        from sc_mlir.failures.explain import bounds_from_failures
+
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     dump = load_dump(source, jobs, load_settings(settings_file), quiet)
     check_selection(dump.records, space, func)

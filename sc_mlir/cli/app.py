@@ -13,14 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
@@ -112,6 +104,16 @@ def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
     if quiet or not sys.stderr.isatty():
         yield None
         return
+    # Imported here: most runs (redirected, --quiet, JSON into a pipe) draw no bar.
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), TextColumn("{task.description}"),
                   console=err_console(), transient=True) as progress:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -13,11 +14,6 @@ from sc_mlir.cli.app import (
     progress_bar,
     usage_error,
 )
-from sc_mlir.compare.diff import (
-    SpaceView,
-    side_views,
-)
-from sc_mlir.failures.logs import Failure, read_log
 from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import (
     Bounds,
@@ -39,6 +35,10 @@ from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )
+
+if TYPE_CHECKING:
+    from sc_mlir.compare.diff import SpaceView
+    from sc_mlir.failures.logs import Failure
 
 
 def listing(items: list[str], limit: int = 12) -> str:
@@ -140,6 +140,10 @@ def write_html(path: Path, text: str) -> None:
 
 
 def read_log_or_exit(path: Path) -> list[Failure]:
+    # Imported here: the other commands (`analyze --format json` above all) do not pay for
+    # loading this layer at start-up.
+    from sc_mlir.failures.logs import read_log
+
     try:
         return read_log(str(path))
     except OSError as exc:
@@ -148,6 +152,10 @@ def read_log_or_exit(path: Path) -> list[Failure]:
 
 def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
            quiet: bool) -> list[SpaceView]:
+    # Imported here: the other commands (`analyze --format json` above all) do not pay for
+    # loading this layer at start-up.
+    from sc_mlir.compare.diff import side_views
+
     try:
         views, _ = side_views(path, bounds,
                               lambda source: load_dump(source, jobs, settings, quiet))

@@ -37,10 +37,7 @@ from sc_mlir.cli.inputs import (
     settings_file_of,
     write_html,
 )
-from sc_mlir.compare.passes import read_timelines
-from sc_mlir.formats.passes_rows import STEP_COLUMNS, step_rows, timelines_object
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.render.passes_terminal import print_timelines
 from sc_mlir.render.terminal import (
     print_diagnostics,
 )
@@ -78,6 +75,9 @@ def passes(
     settings_file = settings_file_of(config)
     bounds = bounds_or_exit(settings_file, chip, bound, align)
     try:
+        # Imported here: the other commands do not pay for loading the pass timeline.
+        from sc_mlir.compare.passes import read_timelines
+
         result = read_timelines(path, bounds, load_settings(settings_file), space, func)
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
@@ -90,6 +90,9 @@ def passes(
         raise usage_error("no (func, memory space) of the dump matches "
                           + " ".join([*(f"--space {s}" for s in space or []),
                                       *(f"--func {f}" for f in func or [])]))
+    from sc_mlir.formats.passes_rows import STEP_COLUMNS, step_rows, timelines_object
+    from sc_mlir.render.passes_terminal import print_timelines
+
     if html is not None:
         from sc_mlir.render.passes_html import timelines_report
 
