@@ -383,6 +383,7 @@ class _Builder:
         self.placements: dict[tuple[int | None, int], Placement] = {}
         self.facts: dict[int, tuple[str | None, int | None]] = {}
         self.nests: dict[int, _Nest] = {}
+        self.enclosing: dict[tuple[int, int], tuple[str, str, str | None, int | None]] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
         self.typed: dict[tuple[int, int, str | None], tuple[MemRefType, int | None, Space]] = {}
 
@@ -447,13 +448,18 @@ class _Builder:
     def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
         nest = self.nest(frames)
         func_frame = nest.func_frame
-        func = (self.symbol(func_frame) if func_frame else "") or ""
         outer = frames[0] if frames else None
-        module = ""
-        if outer is not None and is_module_like(outer):
-            module_symbol = self.symbol(outer)
-            module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
-        core_type, scratch = self.func_facts(func_frame)
+        # What the module and the func say, shared by all the regions of a func.
+        key = (id(func_frame), id(outer))
+        enclosing = self.enclosing.get(key)
+        if enclosing is None:
+            func = (self.symbol(func_frame) if func_frame else "") or ""
+            module = ""
+            if outer is not None and is_module_like(outer):
+                module_symbol = self.symbol(outer)
+                module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
+            enclosing = self.enclosing[key] = (module, func, *self.func_facts(func_frame))
+        module, func, core_type, scratch = enclosing
         scope = nest.scope_frame
         if scope is None:
             scope = func_frame or (frames[-1] if frames else None)
