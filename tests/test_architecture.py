@@ -55,11 +55,13 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path, module: str,
 
 
 # What `sc-mlir analyze --format json` must not load: the data-frame and graph libraries
-# (asked for only by the notebook API), and the layers and widgets other commands use.
+# (asked for only by the notebook API), the layers other commands use, and the terminal
+# renderers (JSON into a pipe draws nothing).
 NOT_ON_THE_JSON_PATH = ("pandas", "networkx", "matplotlib", "sc_mlir.compare.diff",
                         "sc_mlir.compare.passes", "sc_mlir.compare.whatif",
                         "sc_mlir.failures.logs", "sc_mlir.failures.explain",
-                        "concurrent.futures.process", "rich.progress")
+                        "concurrent.futures.process", "rich", "rich.progress",
+                        "sc_mlir.render.terminal", "sc_mlir.render.html")
 
 
 def test_analyze_as_json_loads_only_what_it_uses() -> None:

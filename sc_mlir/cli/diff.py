@@ -29,8 +29,8 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
     usage_error,
 )
@@ -44,7 +44,6 @@ from sc_mlir.cli.inputs import (
 )
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.read.scan import Diagnostic
-from sc_mlir.render.terminal import print_diagnostics
 
 if TYPE_CHECKING:
     from sc_mlir.compare.diff import DiffResult
@@ -115,7 +114,7 @@ def answer_with_diff(result: DiffResult, format: Format, top: int | None, html: 
         else:
             print_diff(out_console(), result, top)
     if format is Format.table and notes:
-        print_diagnostics(err_console(), notes)
+        print_notes(notes)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)

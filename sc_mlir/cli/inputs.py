@@ -7,10 +7,9 @@ import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from sc_mlir.cli.app import (
     err_console,
+    print_notes,
     progress_bar,
     usage_error,
 )
@@ -32,9 +31,6 @@ from sc_mlir.model.dump import (
 )
 from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
-from sc_mlir.render.terminal import (
-    print_diagnostics,
-)
 
 if TYPE_CHECKING:
     from sc_mlir.compare.diff import SpaceView
@@ -74,6 +70,8 @@ def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) ->
     for item in assigned or []:
         space = item.partition("=")[0].strip()
         if records and not any(record_in_spaces(r, [space]) for r in records):
+            from rich.text import Text
+
             err_console().print(Text.assemble(
                 ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
                 f"{space!r}; it has: {listing(space_list(records))}"))
@@ -112,7 +110,7 @@ def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
     except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
         raise usage_error(str(exc)) from None
     except NoMLIRFound as exc:
-        print_diagnostics(err_console(), exc.diagnostics, verbose=True)
+        print_notes(exc.diagnostics, verbose=True)
         raise usage_error(f"no MLIR text found in {path}") from None
     return dump
 

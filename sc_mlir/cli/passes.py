@@ -26,8 +26,8 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
     usage_error,
 )
@@ -38,9 +38,6 @@ from sc_mlir.cli.inputs import (
     write_html,
 )
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.render.terminal import (
-    print_diagnostics,
-)
 
 
 @app.command(cls=Command,
@@ -82,7 +79,7 @@ def passes(
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
     if result.passes == 0:
-        print_diagnostics(err_console(), result.diagnostics)
+        print_notes(result.diagnostics)
         what = ("only 'IR Dump Before' chunks (print after the passes: "
                 "--mlir-print-ir-after-all)" if result.skipped_before else "no MLIR text")
         raise usage_error(f"{what} found in {path}")
@@ -104,5 +101,5 @@ def passes(
             sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
         else:
             print_timelines(out_console(), result, top)
-            print_diagnostics(err_console(), result.diagnostics)
+            print_notes(result.diagnostics)
     raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)
