@@ -209,13 +209,21 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     # Columns read once per record (a dump has one record per alloca and a few per space):
     # the stack, liveness and packing below then index lists, never a record's properties.
     aligns = [align_words_of(r, align_bytes) for r in records]
-    orders = [r.order for r in records]
-    scope_starts = [r.scope_start for r in records]
-    scope_ends = [r.scope_end for r in records]
-    sizes = [r.words or 0 for r in records]
-    intervals = [(order, min(max(r.live_end, order), max(scope_end, order)), size)
-                 for r, order, scope_end, size in zip(records, orders, scope_ends, sizes,
-                                                      strict=True)]
+    orders: list[int] = []
+    scope_starts: list[int] = []
+    scope_ends: list[int] = []
+    sizes: list[int] = []
+    intervals: list[tuple[int, int, int]] = []  # live range (inclusive) and words
+    for r in records:
+        order, scope_end, size, live_end = r.order, r.scope_end, r.words or 0, r.live_end
+        # Live from the op to its last use, but never past its scope's end (nor before
+        # the op: a use list may be empty).
+        end = live_end if live_end < scope_end else scope_end
+        orders.append(order)
+        scope_starts.append(r.scope_start)
+        scope_ends.append(scope_end)
+        sizes.append(size)
+        intervals.append((order, end if end > order else order, size))
     stack = stack_of(orders, scope_starts, scope_ends, sizes, aligns, bound)
     peak = liveness_peak(intervals)
     packed_offsets, packed_peak = pack(intervals, aligns)
