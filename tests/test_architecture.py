@@ -60,7 +60,7 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path, module: str,
 NOT_ON_THE_JSON_PATH = ("pandas", "networkx", "matplotlib", "sc_mlir.compare.diff",
                         "sc_mlir.compare.passes", "sc_mlir.compare.whatif",
                         "sc_mlir.failures.logs", "sc_mlir.failures.explain",
-                        "concurrent.futures.process", "rich", "rich.progress",
+                        "multiprocessing", "concurrent.futures.process", "rich", "rich.progress",
                         "sc_mlir.render.terminal", "sc_mlir.render.html")
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,6 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +49,8 @@ from sc_mlir.support.tables import frame_of
 from sc_mlir.syntax.parse import warm_parsers
 
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
     import pandas as pd
 
     from sc_mlir.model.bounds import Config
@@ -310,6 +310,8 @@ def worker_context() -> BaseContext:
     here), except once jax is imported (`sc_mlir.check`, embedded kernels): jax runs
     threads, and forking a process with threads may deadlock the child, so the workers
     then start from a fork server, a fresh process without jax."""
+    import multiprocessing  # here: reading in one process never starts a worker
+
     if "jax" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context()
