@@ -52,3 +52,26 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path, module: str,
     result = lint_imports(copy)
     assert result.returncode != 0, result.stdout
     assert f"{broken_contract} BROKEN" in result.stdout
+
+
+# What `sc-mlir analyze --format json` must not load: the data-frame and graph libraries
+# (asked for only by the notebook API), the layers other commands use, and the terminal
+# renderers (JSON into a pipe draws nothing).
+NOT_ON_THE_JSON_PATH = ("pandas", "networkx", "matplotlib", "sc_mlir.compare.diff",
+                        "sc_mlir.compare.passes", "sc_mlir.compare.whatif",
+                        "sc_mlir.failures.logs", "sc_mlir.failures.explain",
+                        "multiprocessing", "concurrent.futures.process", "rich", "rich.progress",
+                        "sc_mlir.render.terminal", "sc_mlir.render.html")
+
+
+def test_analyze_as_json_loads_only_what_it_uses() -> None:
+    script = ("import runpy, sys\n"
+              f"sys.argv = ['sc-mlir', 'analyze', {str(REPO / 'fixtures' / 'sample')!r}, "
+              "'--format', 'json', '--jobs', '1']\n"
+              "from sc_mlir.cli import main\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n"
+              f"print(sorted(m for m in {NOT_ON_THE_JSON_PATH!r} if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[]"

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.interference import build_graph
@@ -211,13 +212,16 @@ def group_key(record: Allocation) -> tuple[str, int, str, str, str]:
     return (record.file, record.chunk, record.module, record.func, record.space_key)
 
 
+_order = attrgetter("order")
+
+
 def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
     for record in records:
         if record.kind != HEAP:  # not on the scoped stack (a note says so)
             groups[group_key(record)].append(record)
     with paused_gc():
-        reports = [analyze_space(sorted(group, key=lambda r: r.order), bounds)
+        reports = [analyze_space(sorted(group, key=_order), bounds)
                    for group in groups.values()]
     reports.sort(key=lambda r: (r.severity, r.file, r.chunk, r.func, r.space_label))
     return reports

@@ -51,26 +51,46 @@ def build_graph(intervals: Sequence[tuple[int, int, int]],
 def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
          ) -> tuple[list[int], int]:
     """Offsets (in the input's order) and the peak of the greedy largest-first packing."""
-    neighbours: dict[int, list[int]] = {i: [] for i in range(len(intervals))}
-    for i, j in interference_edges(intervals):
-        neighbours[i].append(j)
-        neighbours[j].append(i)
-    offsets: list[int | None] = [None] * len(intervals)
-    by_size = sorted(range(len(intervals)), key=lambda i: (-intervals[i][2], intervals[i][0], i))
+    count = len(intervals)
+    offsets = [0] * count
+    by_size = sorted(range(count), key=lambda i: (-intervals[i][2], intervals[i][0], i))
+    # The buffers already placed that a buffer interferes with: in a small set, found by
+    # testing each placed one (cheaper than building the graph); in a large one, from the
+    # sweep's edge list. Either way the same set, sorted by offset below.
+    neighbours: list[list[int]] | None = None
+    if count > _DIRECT_TEST_UP_TO:
+        neighbours = [[] for _ in range(count)]
+        for i, j in interference_edges(intervals):
+            neighbours[i].append(j)
+            neighbours[j].append(i)
+    is_placed = [False] * count
+    placed: list[tuple[int, int, int]] = []  # start, end, index
     peak = 0
     for i in by_size:
-        size = intervals[i][2]
-        taken = sorted(
-            (offsets[j], offsets[j] + intervals[j][2])  # type: ignore[operator]
-            for j in neighbours[i] if offsets[j] is not None
-        )
+        start, end, size = intervals[i]
+        alignment = align_words[i]
+        if neighbours is None:
+            near = [j for s, e, j in placed if s <= end and start <= e]
+        else:
+            near = [j for j in neighbours[i] if is_placed[j]]
         candidate = 0
-        for lo, hi in taken:
-            candidate = align_up(candidate, align_words[i])
-            if candidate + size <= lo:
-                break
-            candidate = max(candidate, hi)
-        candidate = align_up(candidate, align_words[i])
+        if near:
+            taken = sorted([(offsets[j], offsets[j] + intervals[j][2]) for j in near])
+            for lo, hi in taken:
+                candidate = align_up(candidate, alignment)
+                if candidate + size <= lo:
+                    break
+                if hi > candidate:
+                    candidate = hi
+        candidate = align_up(candidate, alignment)
         offsets[i] = candidate
-        peak = max(peak, candidate + size)
-    return [o or 0 for o in offsets], peak
+        is_placed[i] = True
+        placed.append((start, end, i))
+        if candidate + size > peak:
+            peak = candidate + size
+    return offsets, peak
+
+
+# Up to this many buffers, `pack` tests every placed buffer for overlap (n^2/2 tests, in
+# C-level comprehensions) rather than sweeping for the edges first.
+_DIRECT_TEST_UP_TO = 64

@@ -24,15 +24,14 @@ class LivenessPeak:
 
 def liveness_peak(intervals: Sequence[tuple[int, int, int]]) -> LivenessPeak:
     """`intervals` are (start, end, words) with start <= end, both inclusive."""
-    events: list[tuple[int, int]] = []
-    for start, end, words in intervals:
-        events.append((start, words))
-        events.append((end + 1, -words))
-    # At one point, ends (negative) are applied before starts.
-    events.sort(key=lambda e: (e[0], e[1] >= 0))
+    # (point, 0 for an end / 1 for a start, words): at one point, ends are applied before
+    # starts; the order among starts does not change the peak reached there.
+    events = [(start, 1, words) for start, _end, words in intervals]
+    events.extend([(end + 1, 0, -words) for _start, end, words in intervals])
+    events.sort()
     current = peak = 0
     point: int | None = None
-    for position, delta in events:
+    for position, _kind, delta in events:
         current += delta
         if delta > 0 and current > peak:
             peak, point = current, position

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from sc_mlir.analysis.interference import pack
 from sc_mlir.analysis.liveness import liveness_peak
-from sc_mlir.analysis.stack import StackResult, simulate_stack
+from sc_mlir.analysis.stack import StackResult, simulate_stack, stack_of
 from sc_mlir.model.allocation import SCRATCH_OPERAND, Allocation
 from sc_mlir.model.bounds import WORD_BYTES, Bounds
 
@@ -206,35 +206,42 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     first = records[0]
     bound, bound_source = bounds.bound_for(first.space_id, first.space_name)
     align_bytes, align_source = bounds.align_for(first.space_id, first.space_name)
+    # Columns read once per record (a dump has one record per alloca and a few per space):
+    # the stack, liveness and packing below then index lists, never a record's properties.
     aligns = [align_words_of(r, align_bytes) for r in records]
-    align_of = dict(zip(map(id, records), aligns, strict=True))
-
-    stack = simulate_stack(records, lambda r: align_of[id(r)], bound)
-    intervals = [(r.order, min(max(r.live_end, r.order), max(r.scope_end, r.order)), r.words or 0)
-                 for r in records]
+    orders: list[int] = []
+    scope_starts: list[int] = []
+    scope_ends: list[int] = []
+    sizes: list[int] = []
+    intervals: list[tuple[int, int, int]] = []  # live range (inclusive) and words
+    for r in records:
+        order, scope_end, size, live_end = r.order, r.scope_end, r.words or 0, r.live_end
+        # Live from the op to its last use, but never past its scope's end (nor before
+        # the op: a use list may be empty).
+        end = live_end if live_end < scope_end else scope_end
+        orders.append(order)
+        scope_starts.append(r.scope_start)
+        scope_ends.append(scope_end)
+        sizes.append(size)
+        intervals.append((order, end if end > order else order, size))
+    stack = stack_of(orders, scope_starts, scope_ends, sizes, aligns, bound)
     peak = liveness_peak(intervals)
     packed_offsets, packed_peak = pack(intervals, aligns)
 
     crossing_index = stack.crossing_index
     on_stack = set(stack.crossing_stack)
     live_at_peak = set(peak.live)
-    placed = tuple(
-        PlacedAlloca(
-            record=r,
-            offset=p.offset,
-            upper_bound=p.upper_bound,
-            padding=p.padding,
-            live_start=intervals[i][0],
-            live_end=intervals[i][1],
-            packed_offset=packed_offsets[i],
-            on_stack_at_crossing=i in on_stack,
-            live_at_peak=i in live_at_peak,
-        )
-        for i, (r, p) in enumerate(zip(records, stack.placements, strict=True))
-    )
+    placed = tuple([
+        PlacedAlloca(r, offset, upper, padding, interval[0], interval[1], packed_offset,
+                     i in on_stack, i in live_at_peak)
+        for i, (r, offset, upper, padding, interval, packed_offset) in enumerate(
+            zip(records, stack.offsets, stack.upper_bounds, stack.paddings, intervals,
+                packed_offsets, strict=True))
+    ])
 
     crossing = None
     if crossing_index is not None and bound is not None:
+        align_of = dict(zip(map(id, records), aligns, strict=True))
         fix, still = plan_fix(records, placed, stack, lambda r: align_of[id(r)], bound)
         crossing = _crossing(placed, crossing_index, stack.crossing_stack, bound, fix, still)
     if bound is None:

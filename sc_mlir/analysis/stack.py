@@ -36,9 +36,13 @@ class Placement(NamedTuple):
     padding: int  # words skipped to align
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StackResult:
-    placements: list[Placement]
+    # Per item, in the input's order: where it is placed, its upper bound, and the words
+    # skipped to align it (columns: one analysis makes tens of thousands of placements).
+    offsets: list[int]
+    upper_bounds: list[int]
+    paddings: list[int]
     peak_words: int
     peak_index: int | None
     crossing_index: int | None  # the first alloca whose upper bound exceeds the bound
@@ -46,6 +50,11 @@ class StackResult:
     # itself included, bottom first (indices into the input).
     crossing_stack: tuple[int, ...]
     peak_stack: tuple[int, ...]
+
+    @property
+    def placements(self) -> list[Placement]:
+        return [Placement(*placed) for placed in
+                zip(self.offsets, self.upper_bounds, self.paddings, strict=True)]
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -57,39 +66,55 @@ def align_up(value: int, alignment: int) -> int:
 def simulate_stack(items: Sequence[StackItem], align_words: Callable[[StackItem], int],
                    bound: int | None = None) -> StackResult:
     """Place `items` (in program order) on the scoped stack. Unknown sizes count as 0."""
+    return stack_of([item.order for item in items], [item.scope_start for item in items],
+                    [item.scope_end for item in items], [item.words or 0 for item in items],
+                    [align_words(item) for item in items], bound)
+
+
+def stack_of(orders: Sequence[int], scope_starts: Sequence[int], scope_ends: Sequence[int],
+             sizes: Sequence[int], aligns: Sequence[int], bound: int | None = None
+             ) -> StackResult:
+    """`simulate_stack` over columns (one entry per item, in program order): what the
+    analysis calls for every (func, space), without an attribute lookup per item."""
     frames: list[tuple[int, int, int, list[int]]] = []  # scope start, end, saved top, members
+    # When each item leaves the stack (the index of the item whose arrival pops it): the
+    # stack after any item placed is then one comprehension, not a second walk.
+    count = len(orders)
+    popped_at = [count] * count
+    offsets = [0] * count
+    upper_bounds = [0] * count
+    paddings = [0] * count
     top = 0
-    placements: list[Placement] = []
     peak, peak_index = 0, None
     crossing_index: int | None = None
     crossing_stack: tuple[int, ...] = ()
-    for index, item in enumerate(items):
-        while frames and frames[-1][1] < item.order:
-            top = frames.pop()[2]
-        if not frames or frames[-1][0] != item.scope_start:
-            frames.append((item.scope_start, item.scope_end, top, []))
-        offset = align_up(top, align_words(item))
-        upper = offset + (item.words or 0)
-        placements.append(Placement(offset, upper, offset - top))
-        frames[-1][3].append(index)
+    members: list[int] = []  # of the top frame
+    for index, order in enumerate(orders):
+        if frames and frames[-1][1] < order:
+            while frames and frames[-1][1] < order:
+                _start, _end, top, popped = frames.pop()
+                for member in popped:
+                    popped_at[member] = index
+            members = frames[-1][3] if frames else []
+        scope_start = scope_starts[index]
+        if not frames or frames[-1][0] != scope_start:
+            members = []
+            frames.append((scope_start, scope_ends[index], top, members))
+        offset = align_up(top, aligns[index])
+        upper = offset + sizes[index]
+        offsets[index] = offset
+        upper_bounds[index] = upper
+        paddings[index] = offset - top
+        members.append(index)
         top = upper
         if peak_index is None or upper > peak:
             peak, peak_index = upper, index
         if crossing_index is None and bound is not None and upper > bound:
             crossing_index = index
             crossing_stack = tuple(i for frame in frames for i in frame[3])
-    peak_stack = _stack_at(items, peak_index) if peak_index is not None else ()
-    return StackResult(placements, peak, peak_index, crossing_index, crossing_stack,
-                       peak_stack)
-
-
-def _stack_at(items: Sequence[StackItem], target: int) -> tuple[int, ...]:
-    """The allocas on the stack right after items[target] is placed."""
-    frames: list[tuple[int, int, list[int]]] = []
-    for index, item in enumerate(items[: target + 1]):
-        while frames and frames[-1][1] < item.order:
-            frames.pop()
-        if not frames or frames[-1][0] != item.scope_start:
-            frames.append((item.scope_start, item.scope_end, []))
-        frames[-1][2].append(index)
-    return tuple(i for frame in frames for i in frame[2])
+    # Frames hold increasing indices bottom first (a frame gets members only while it is
+    # the top one), so the stack after the peak is the items placed by then, not yet popped.
+    peak_stack = (() if peak_index is None else
+                  tuple([i for i in range(peak_index + 1) if popped_at[i] > peak_index]))
+    return StackResult(offsets, upper_bounds, paddings, peak, peak_index, crossing_index,
+                       crossing_stack, peak_stack)

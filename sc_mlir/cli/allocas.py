@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from rich.text import Text
-
 from sc_mlir.cli.app import (
     Command,
     ExampleOpt,
@@ -20,8 +18,8 @@ from sc_mlir.cli.app import (
     VerboseOpt,
     app,
     check_counts,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
 )
 from sc_mlir.cli.inputs import (
@@ -34,12 +32,6 @@ from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.dump import (
     ALLOCATION_COLUMNS,
     allocation_row,
-)
-from sc_mlir.render.terminal import (
-    allocation_tables,
-    fitted,
-    print_diagnostics,
-    space_totals,
 )
 
 
@@ -68,6 +60,10 @@ def allocas(
         elif format is Format.csv:
             sys.stdout.write(to_csv((allocation_row(r) for r in records), ALLOCATION_COLUMNS))
         else:
+            from rich.text import Text
+
+            from sc_mlir.render.terminal import allocation_tables, fitted, space_totals
+
             console = out_console()
             kinds = Counter(r.kind for r in records)
             console.print(Text(f"{len(records)} entr{'y' if len(records) == 1 else 'ies'} in "
@@ -78,4 +74,4 @@ def allocas(
                 console.print(fitted(console, table))
             if records:
                 console.print(fitted(console, space_totals(records)))
-    print_diagnostics(err_console(), dump.diagnostics, verbose=verbose)
+    print_notes(dump.diagnostics, verbose=verbose)

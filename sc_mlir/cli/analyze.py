@@ -35,8 +35,8 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
 )
 from sc_mlir.cli.inputs import (
@@ -50,13 +50,8 @@ from sc_mlir.cli.inputs import (
     warn_unused_bounds,
     write_html,
 )
-from sc_mlir.failures.explain import bounds_from_failures
 from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.render.analysis_terminal import print_analysis, print_groups
-from sc_mlir.render.terminal import (
-    print_diagnostics,
-)
 
 AllocationsOpt = Annotated[bool, typer.Option("--allocations", metavar=NO_METAVAR, help="JSON: "
                            "also list every alloca (what 'sc-mlir diff' needs to read a saved "
@@ -110,6 +105,9 @@ def analyze(
     settings_file = settings_file_of(config)
     bounds = bounds_or_exit(settings_file, chip, bound, align)
     if log is not None:
+        # Imported here: most runs read no log, and the failures layer costs start-up time.
+        from sc_mlir.failures.explain import bounds_from_failures
+
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     dump = load_dump(source, jobs, load_settings(settings_file), quiet)
     check_selection(dump.records, space, func)
@@ -129,9 +127,11 @@ def analyze(
         elif format is Format.csv:
             sys.stdout.write(to_csv((space_row(r) for r in analysis.reports), SPACE_COLUMNS))
         else:
+            from sc_mlir.render.analysis_terminal import print_analysis, print_groups
+
             print_analysis(out_console(), analysis, source, top, show_all=all)
             if by is not None:
                 print_groups(out_console(), analysis, by, top)
     if format is Format.table:
-        print_diagnostics(err_console(), dump.diagnostics, verbose=verbose)
+        print_notes(dump.diagnostics, verbose=verbose)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)

@@ -8,30 +8,25 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
-from rich.text import Text
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from sc_mlir import __version__
 from sc_mlir.model.dump import (
     ProgressHook,
 )
-from sc_mlir.render.html import GENERATOR_MARK
-from sc_mlir.render.terminal import (
-    output_console,
-)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sc_mlir.read.scan import Diagnostic
+
+# The terminal renderers (and rich under them) are imported by the functions that draw: a
+# run that writes JSON or CSV into a pipe never loads them.
 
 # Flags take no value: no type is shown for them in --help.
 NO_METAVAR = ""
@@ -112,6 +107,16 @@ def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
     if quiet or not sys.stderr.isatty():
         yield None
         return
+    # Imported here: most runs (redirected, --quiet, JSON into a pipe) draw no bar.
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), TextColumn("{task.description}"),
                   console=err_console(), transient=True) as progress:
@@ -126,6 +131,8 @@ def progress_bar(quiet: bool) -> Iterator[ProgressHook | None]:
 
 def _show_version(value: bool) -> None:
     if value:
+        from rich.text import Text
+
         out_console().print(Text(f"sc-mlir {__version__}"))
         raise typer.Exit(EXIT_OK)
 
@@ -139,24 +146,43 @@ def _commands(
     """Explain XLA SparseCore scratch-memory allocation failures (E3000) from MLIR dumps."""
 
 
-class _PipedConsole(Console):
-    """rich's console exits with status 1 when its reader goes away; let
-    `stdout_may_close` decide instead."""
+@cache
+def _piped_console() -> type[Console]:
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError
+    class _PipedConsole(Console):
+        """rich's console exits with status 1 when its reader goes away; let
+        `stdout_may_close` decide instead."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return _PipedConsole
 
 
 def out_console() -> Console:
-    return output_console(console_class=_PipedConsole)
+    from sc_mlir.render.terminal import output_console
+
+    return output_console(console_class=_piped_console())
 
 
 def err_console() -> Console:
+    from sc_mlir.render.terminal import output_console
+
     return output_console(stderr=True)
+
+
+def print_notes(diagnostics: Sequence[Diagnostic], verbose: bool = False) -> None:
+    """The notes of a run on stderr (`render.terminal.print_diagnostics`)."""
+    from sc_mlir.render.terminal import print_diagnostics
+
+    print_diagnostics(err_console(), diagnostics, verbose=verbose)
 
 
 def usage_error(message: str) -> typer.Exit:
     """Print `error: message` on one line of stderr; raise the returned exit (code 2)."""
+    from rich.text import Text
+
     err_console().print(Text.assemble(("error:", "red"), " ", message))
     return typer.Exit(EXIT_UNUSABLE)
 
@@ -195,6 +221,8 @@ def check_output_path(output: Path, inputs: Sequence[str | Path], force: bool) -
             head = handle.read(4096)
     except OSError:
         head = b""
+    from sc_mlir.render.html import GENERATOR_MARK
+
     if GENERATOR_MARK.encode() not in head:
         raise usage_error(f"will not replace {output}: it exists and is not an sc-mlir "
                           "report (--force replaces it)")

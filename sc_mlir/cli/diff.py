@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -29,8 +29,8 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
     usage_error,
 )
@@ -42,15 +42,11 @@ from sc_mlir.cli.inputs import (
     views_of,
     write_html,
 )
-from sc_mlir.compare.diff import (
-    DiffResult,
-    diff_views,
-)
-from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.read.scan import Diagnostic
-from sc_mlir.render.diff_terminal import print_diff
-from sc_mlir.render.terminal import print_diagnostics
+
+if TYPE_CHECKING:
+    from sc_mlir.compare.diff import DiffResult
 
 
 @app.command(cls=Command,
@@ -85,6 +81,9 @@ def diff(
     settings_file = settings_file_of(config)
     bounds = bounds_or_exit(settings_file, chip, bound, align)
     settings = load_settings(settings_file)
+    # Imported here: the other commands do not pay for loading the diff.
+    from sc_mlir.compare.diff import diff_views
+
     result = diff_views(views_of(before, bounds, settings, jobs, quiet),
                         views_of(after, bounds, settings, jobs, quiet), str(before), str(after))
     for wanted in space or []:
@@ -99,6 +98,10 @@ def answer_with_diff(result: DiffResult, format: Format, top: int | None, html: 
                      fail_on: FailOn | None, notes: Sequence[Diagnostic] = ()) -> NoReturn:
     """What `diff` and `whatif` answer: the HTML file, the table, JSON or CSV, the notes
     (table only), and the exit code `--fail-on` asks for."""
+    # Imported here, as the diff itself: the other commands do not pay for loading them.
+    from sc_mlir.formats.diff_rows import EDIT_COLUMNS, diff_object, edit_object
+    from sc_mlir.render.diff_terminal import print_diff
+
     if html is not None:
         from sc_mlir.render.html import diff_report
 
@@ -111,7 +114,7 @@ def answer_with_diff(result: DiffResult, format: Format, top: int | None, html: 
         else:
             print_diff(out_console(), result, top)
     if format is Format.table and notes:
-        print_diagnostics(err_console(), notes)
+        print_notes(notes)
     failed = (fail_on is FailOn.overflow and result.after_crosses) or (
         fail_on is FailOn.regression and result.regressed)
     raise typer.Exit(EXIT_CROSSING if failed else EXIT_OK)

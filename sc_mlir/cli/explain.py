@@ -28,10 +28,7 @@ from sc_mlir.cli.inputs import (
     read_log_or_exit,
     settings_file_of,
 )
-from sc_mlir.failures.explain import explain_all
-from sc_mlir.formats.explain_rows import explanation_object
 from sc_mlir.formats.records import to_json
-from sc_mlir.render.explain_terminal import print_explanations
 
 LogArg = Annotated[Path, typer.Argument(metavar="LOG", show_default=False, help="A compile "
                    "log: plain text, with ANSI colours, a Python traceback, JSON lines, or "
@@ -66,6 +63,11 @@ def explain(
     base = bounds_or_exit(settings_file, None, None, None)
     loaded = (load_dump(str(dump), jobs, load_settings(settings_file), quiet)
               if dump and failures else None)
+    # Imported here: the other commands do not pay for loading the failures layer.
+    from sc_mlir.failures.explain import explain_all
+    from sc_mlir.formats.explain_rows import explanation_object
+    from sc_mlir.render.explain_terminal import print_explanations
+
     explanations = explain_all(failures, loaded, base, log_name=log.name)
     with stdout_may_close():
         if format is ExplainFormat.json:

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from sc_mlir.cli.app import (
     err_console,
+    print_notes,
     progress_bar,
     usage_error,
 )
-from sc_mlir.compare.diff import (
-    SpaceView,
-    side_views,
-)
-from sc_mlir.failures.logs import Failure, read_log
 from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import (
     Bounds,
@@ -36,9 +31,10 @@ from sc_mlir.model.dump import (
 )
 from sc_mlir.model.spaces import space_matches
 from sc_mlir.read.jaxbridge import JaxApiError, JaxMissing
-from sc_mlir.render.terminal import (
-    print_diagnostics,
-)
+
+if TYPE_CHECKING:
+    from sc_mlir.compare.diff import SpaceView
+    from sc_mlir.failures.logs import Failure
 
 
 def listing(items: list[str], limit: int = 12) -> str:
@@ -74,6 +70,8 @@ def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) ->
     for item in assigned or []:
         space = item.partition("=")[0].strip()
         if records and not any(record_in_spaces(r, [space]) for r in records):
+            from rich.text import Text
+
             err_console().print(Text.assemble(
                 ("warning:", "yellow"), f" --bound {item}: the dump has no memory space "
                 f"{space!r}; it has: {listing(space_list(records))}"))
@@ -112,7 +110,7 @@ def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
     except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
         raise usage_error(str(exc)) from None
     except NoMLIRFound as exc:
-        print_diagnostics(err_console(), exc.diagnostics, verbose=True)
+        print_notes(exc.diagnostics, verbose=True)
         raise usage_error(f"no MLIR text found in {path}") from None
     return dump
 
@@ -140,6 +138,10 @@ def write_html(path: Path, text: str) -> None:
 
 
 def read_log_or_exit(path: Path) -> list[Failure]:
+    # Imported here: the other commands (`analyze --format json` above all) do not pay for
+    # loading this layer at start-up.
+    from sc_mlir.failures.logs import read_log
+
     try:
         return read_log(str(path))
     except OSError as exc:
@@ -148,6 +150,10 @@ def read_log_or_exit(path: Path) -> list[Failure]:
 
 def views_of(path: Path, bounds: Bounds, settings: LoadSettings, jobs: int | None,
            quiet: bool) -> list[SpaceView]:
+    # Imported here: the other commands (`analyze --format json` above all) do not pay for
+    # loading this layer at start-up.
+    from sc_mlir.compare.diff import side_views
+
     try:
         views, _ = side_views(path, bounds,
                               lambda source: load_dump(source, jobs, settings, quiet))

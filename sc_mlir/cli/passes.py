@@ -26,8 +26,8 @@ from sc_mlir.cli.app import (
     app,
     check_counts,
     check_output_path,
-    err_console,
     out_console,
+    print_notes,
     stdout_may_close,
     usage_error,
 )
@@ -37,13 +37,7 @@ from sc_mlir.cli.inputs import (
     settings_file_of,
     write_html,
 )
-from sc_mlir.compare.passes import read_timelines
-from sc_mlir.formats.passes_rows import STEP_COLUMNS, step_rows, timelines_object
 from sc_mlir.formats.records import to_csv, to_json
-from sc_mlir.render.passes_terminal import print_timelines
-from sc_mlir.render.terminal import (
-    print_diagnostics,
-)
 
 
 @app.command(cls=Command,
@@ -78,11 +72,14 @@ def passes(
     settings_file = settings_file_of(config)
     bounds = bounds_or_exit(settings_file, chip, bound, align)
     try:
+        # Imported here: the other commands do not pay for loading the pass timeline.
+        from sc_mlir.compare.passes import read_timelines
+
         result = read_timelines(path, bounds, load_settings(settings_file), space, func)
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
     if result.passes == 0:
-        print_diagnostics(err_console(), result.diagnostics)
+        print_notes(result.diagnostics)
         what = ("only 'IR Dump Before' chunks (print after the passes: "
                 "--mlir-print-ir-after-all)" if result.skipped_before else "no MLIR text")
         raise usage_error(f"{what} found in {path}")
@@ -90,6 +87,9 @@ def passes(
         raise usage_error("no (func, memory space) of the dump matches "
                           + " ".join([*(f"--space {s}" for s in space or []),
                                       *(f"--func {f}" for f in func or [])]))
+    from sc_mlir.formats.passes_rows import STEP_COLUMNS, step_rows, timelines_object
+    from sc_mlir.render.passes_terminal import print_timelines
+
     if html is not None:
         from sc_mlir.render.passes_html import timelines_report
 
@@ -101,5 +101,5 @@ def passes(
             sys.stdout.write(to_csv(step_rows(result), STEP_COLUMNS))
         else:
             print_timelines(out_console(), result, top)
-            print_diagnostics(err_console(), result.diagnostics)
+            print_notes(result.diagnostics)
     raise typer.Exit(EXIT_CROSSING if result.has_crossing else EXIT_OK)

@@ -39,7 +39,6 @@ from sc_mlir.cli.inputs import (
     settings_file_of,
     warn_unused_bounds,
 )
-from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
 from sc_mlir.model.bounds import (
     parse_assignments,
 )
@@ -93,6 +92,9 @@ def whatif(
     if html is not None:
         check_output_path(html, [p for p in (source, config) if p is not None], force)
     settings_file = settings_file_of(config)
+    # Imported here: the other commands do not pay for loading the what-if layer.
+    from sc_mlir.compare.whatif import EditError, edits_from_options, what_if
+
     try:
         bounds = bounds_or_exit(settings_file, chip, bound, None)
         edits = edits_from_options(resize or (), drop or (), scale or (),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sc_mlir.model.locations import UNRESOLVED, LocationTable, SourceLocation
 from sc_mlir.model.spaces import SpaceMap, resolve_attribute_alias, split_params
@@ -55,7 +56,9 @@ class ModelSettings:
     scope_ops: frozenset[str] = DEFAULT_SCOPE_OPS
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen (a frozen dataclass costs four times as much to build, and a dump has one per
+# innermost region); nothing changes one after the builder made it.
+@dataclass(slots=True)
 class Placement:
     """What an alloca's enclosing ops say about it; shared by the allocas of one region."""
 
@@ -115,6 +118,16 @@ class Allocation:
     # For a scratch operand: its position among the func's scratch operands, which is its
     # entry in the kernel's `scratch_shapes`.
     scratch_index: int | None = None
+
+    def __reduce__(self) -> tuple[type[Allocation], tuple[object, ...]]:
+        # Workers send records back by the ten thousand: as one tuple each, rebuilt by the
+        # constructor (a slots dataclass otherwise pickles through Python-level
+        # __getstate__/__setstate__ that walk `fields()` for every record).
+        return (Allocation, (self.file, self.chunk, self.name, self.line, self.col,
+                             self.op_form, self.order, self.live_end, self.last_use_line,
+                             self.alignment, self.words, self.memref, self.placement,
+                             self.space, self.dynamic_shape, self.location, self.locations,
+                             self.kind, self.scratch_index))
 
     @property
     def loc(self) -> SourceLocation:
@@ -242,10 +255,17 @@ _SCRATCH_OPERANDS = re.compile(r'(?:\bscratch_operands|"scratch_operands")\s*=\s
 
 def frame_symbol(frame: OpFrame) -> str | None:
     """The symbol an op defines (`func.func @k`, `sym_name = "k"`), if any."""
-    m = _PRETTY_SYMBOL.match(frame.header)
-    if m is not None:
-        return m.group(1).strip('"')
-    m = _GENERIC_SYMBOL.search(frame.attribute_text())
+    # Most region ops (loops, ifs, regions) define no symbol: a substring test rules them
+    # out before either pattern runs (each needs its literal: `@`, `sym_name`).
+    header = frame.header
+    if "@" in header:
+        m = _PRETTY_SYMBOL.match(header)
+        if m is not None:
+            return m.group(1).strip('"')
+    attributes = frame.attribute_text()
+    if "sym_name" not in attributes:
+        return None
+    m = _GENERIC_SYMBOL.search(attributes)
     return m.group(1) if m is not None else None
 
 
@@ -340,6 +360,17 @@ class _Skip(Exception):
     pass
 
 
+class _Nest(NamedTuple):
+    """What a chain of frames says about the ops inside its innermost frame."""
+
+    func_frame: OpFrame | None  # the innermost frame that defines a symbol, not a module
+    scope_frame: OpFrame | None  # the innermost scope op (see ModelSettings.scope_ops)
+    scope_path: str  # `func.func@k/tpu.region#0/...`: from the func (or the top) down
+
+
+_NO_NEST = _Nest(None, None, "")
+
+
 class _Builder:
     """Builds records for one file, remembering what allocas share: their enclosing ops
     (keyed by the innermost one), their chunk's tables, their memory-space text."""
@@ -351,8 +382,10 @@ class _Builder:
         self.symbols: dict[int, str | None] = {}
         self.placements: dict[tuple[int | None, int], Placement] = {}
         self.facts: dict[int, tuple[str | None, int | None]] = {}
-        self.funcs: dict[int, OpFrame | None] = {}
+        self.nests: dict[int, _Nest] = {}
+        self.enclosing: dict[tuple[int, int], tuple[str, str, str | None, int | None]] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
+        self.typed: dict[tuple[int, int, str | None], tuple[MemRefType, int | None, Space]] = {}
 
     def symbol(self, frame: OpFrame) -> str | None:
         key = id(frame)
@@ -368,24 +401,37 @@ class _Builder:
             found = self.placements[key] = self._place(frames, header)
         return found
 
-    def func_frame(self, frames: tuple[OpFrame, ...]) -> OpFrame | None:
-        """The innermost frame that defines a symbol and is not a module (remembered per
-        frame: the frames of one func all lead to it)."""
-        funcs = self.funcs
-        unknown = []
-        found: OpFrame | None = None
-        for frame in reversed(frames):
-            key = id(frame)
-            if key in funcs:
-                found = funcs[key]
-                break
-            unknown.append(key)
-            if not is_module_like(frame) and self.symbol(frame):
-                found = frame
-                break
-        for key in unknown:
-            funcs[key] = found
-        return found
+    def nest(self, frames: tuple[OpFrame, ...]) -> _Nest:
+        """What `frames` (outermost first) say about the ops inside the innermost one,
+        made from what the frames above it say (remembered per frame: a frame's ancestors
+        are always the same, and a deep nest must not cost depth^2)."""
+        if not frames:
+            return _NO_NEST
+        key = id(frames[-1])
+        found = self.nests.get(key)
+        if found is not None:
+            return found
+        # The nearest known ancestor, then each frame below it in turn.
+        depth = len(frames) - 1
+        while depth > 0 and id(frames[depth - 1]) not in self.nests:
+            depth -= 1
+        outer = self.nests[id(frames[depth - 1])] if depth > 0 else _NO_NEST
+        for frame in frames[depth:]:
+            outer = self.nests[id(frame)] = self._nest_in(outer, frame)
+        return outer
+
+    def _nest_in(self, outer: _Nest, frame: OpFrame) -> _Nest:
+        # The func is the innermost frame that defines a symbol and is not a module; the
+        # scope path runs from it down (from the outermost frame when there is none).
+        if not is_module_like(frame) and self.symbol(frame):
+            func_frame: OpFrame | None = frame
+            path = f"{frame.name}@{self.symbol(frame)}"
+        else:
+            func_frame = outer.func_frame
+            step = f"{frame.name}#{frame.sibling_index}"
+            path = f"{outer.scope_path}/{step}" if outer.scope_path else step
+        scope_frame = frame if frame.name in self.settings.scope_ops else outer.scope_frame
+        return _Nest(func_frame, scope_frame, path)
 
     def func_facts(self, func_frame: OpFrame | None) -> tuple[str | None, int | None]:
         """(core type, scratch operands) from a func's attributes."""
@@ -399,31 +445,27 @@ class _Builder:
                                        int(scratch.group(1)) if scratch else None)
         return found
 
-    def scope_path(self, frames: tuple[OpFrame, ...], func_frame: OpFrame | None,
-                   func: str) -> str:
-        """`func.func@k/tpu.region#0/...`: the path from the func down (made once per
-        placement, in one join: caching every prefix would cost depth^2 in a deep nest)."""
-        start = frames.index(func_frame) if func_frame in frames else 0
-        return "/".join(f"{frame.name}@{func}" if frame is func_frame
-                        else f"{frame.name}#{frame.sibling_index}" for frame in frames[start:])
-
     def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
-        func_frame = self.func_frame(frames)
-        func = (self.symbol(func_frame) if func_frame else "") or ""
+        nest = self.nest(frames)
+        func_frame = nest.func_frame
         outer = frames[0] if frames else None
-        module = ""
-        if outer is not None and is_module_like(outer):
-            module_symbol = self.symbol(outer)
-            module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
-        core_type, scratch = self.func_facts(func_frame)
-        scope = next((f for f in reversed(frames) if f.name in self.settings.scope_ops), None)
+        # What the module and the func say, shared by all the regions of a func.
+        key = (id(func_frame), id(outer))
+        enclosing = self.enclosing.get(key)
+        if enclosing is None:
+            func = (self.symbol(func_frame) if func_frame else "") or ""
+            module = ""
+            if outer is not None and is_module_like(outer):
+                module_symbol = self.symbol(outer)
+                module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
+            enclosing = self.enclosing[key] = (module, func, *self.func_facts(func_frame))
+        module, func, core_type, scratch = enclosing
+        scope = nest.scope_frame
         if scope is None:
             scope = func_frame or (frames[-1] if frames else None)
         return Placement(module, func, core_type, scratch,
                           scope.name if scope else "", scope.order if scope else 0,
-                          scope.end_order if scope else -1,
-                          self.scope_path(frames, func_frame, func), header)
-
+                          scope.end_order if scope else -1, nest.scope_path, header)
 
     def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
               ) -> Space:
@@ -538,20 +580,29 @@ class _Builder:
     def build(self, raw: RawAlloca) -> Allocation:
         syntax = raw.syntax
         assert syntax is not None
-        context = self.contexts[raw.chunk]
-        memref = _memref_of(syntax.type, context.aliases)
-        where = self.placement(raw.frames, raw.chunk)
-        space = self.space(memref.params, context.aliases, where.core_type)
+        chunk = raw.chunk
+        where = self.placement(raw.frames, chunk)
+        # Allocas share a few hundred type objects (the parser's cache): what a type means
+        # in a chunk and a func's core type is worked out once.
+        key = (id(syntax.type), chunk, where.core_type)
+        typed = self.typed.get(key)
+        if typed is None:
+            aliases = self.contexts[chunk].aliases
+            memref = _memref_of(syntax.type, aliases)
+            typed = self.typed[key] = (memref, memref.words,
+                                       self.space(memref.params, aliases, where.core_type))
+        memref, words, space = typed
         if raw.size_constants:
             dynamic: tuple[int | None, ...] | None = _resolve_dynamic(memref.shape,
                                                                       raw.size_constants)
             words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
         else:
-            dynamic, words = None, memref.words
+            dynamic = None
+        results = raw.results
         return Allocation(
-            self.path, raw.chunk, raw.results[0] if raw.results else "", raw.line, raw.col,
+            self.path, chunk, results[0] if results else "", raw.line, raw.col,
             syntax.form, raw.order, raw.live_end, raw.live_end_line, syntax.alignment, words,
-            memref, where, space, dynamic, syntax.location, context.locations,
+            memref, where, space, dynamic, syntax.location, self.contexts[chunk].locations,
             KIND_OF_OP.get(syntax.op, ALLOCA),
         )
 

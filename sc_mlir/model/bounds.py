@@ -15,7 +15,6 @@ value remembers where it came from, so reports can say so.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -197,6 +196,8 @@ def find_config(directory: str | Path = ".") -> Config:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # here: a run without a config file never loads the TOML parser
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +49,8 @@ from sc_mlir.support.tables import frame_of
 from sc_mlir.syntax.parse import warm_parsers
 
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
     import pandas as pd
 
     from sc_mlir.model.bounds import Config
@@ -118,6 +118,8 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
             elif jobs > 1 and pool is not None:
                 scan = scan_file_in_parts(path, settings.scan, jobs, pool, on_bytes=on_bytes)
             elif jobs > 1 and _size(path) >= 2 * parts.MIN_PART_BYTES:
+                from concurrent.futures import ProcessPoolExecutor  # see _read_all
+
                 warm_parsers()
                 with ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
                                          initializer=start_worker, initargs=(None,)) as own:
@@ -273,7 +275,10 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
         return
     # Small files go to the workers whole; a large one is read here, its parts scanned by
     # the same workers. The grammars are built before the workers start, which share them.
-    # The workers add the bytes they scan to one shared counter.
+    # The workers add the bytes they scan to one shared counter. (The pool's module is
+    # imported only here: reading one file in this process never needs it.)
+    from concurrent.futures import ProcessPoolExecutor
+
     warm_parsers()
     context = worker_context()
     counter = context.Value("q", 0) if progress else None
@@ -305,6 +310,8 @@ def worker_context() -> BaseContext:
     here), except once jax is imported (`sc_mlir.check`, embedded kernels): jax runs
     threads, and forking a process with threads may deadlock the child, so the workers
     then start from a fork server, a fresh process without jax."""
+    import multiprocessing  # here: reading in one process never starts a worker
+
     if "jax" in sys.modules and "forkserver" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context()

@@ -27,7 +27,12 @@ TARGET = "tpu_custom_call"
 INSTALL_LINE = "pip install 'sc-mlir[jax]'"
 
 # What a lowered program looks like in its first bytes: HLO text, or StableHLO/MHLO ops.
-_PROGRAM_SIGNAL = re.compile(rb"HloModule\b|\bstablehlo\.|\bmhlo\.|\"" + TARGET.encode() + rb"\"")
+# Each is (literal, whether a word may not precede it, whether a word may not follow it):
+# as `HloModule\b|\bstablehlo\.|\bmhlo\.|"tpu_custom_call"` reads, but found by literal
+# searches (that pattern starts with no literal, so `re` tries every byte: 2 ms per head).
+_PROGRAM_SIGNALS = ((b"HloModule", False, True), (b"stablehlo.", True, False),
+                    (b"mhlo.", True, False), (b'"' + TARGET.encode() + b'"', False, False))
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # No leading \b: a pattern that starts with a literal lets `re` skip ahead by that literal
 # through megabytes of base64; what precedes the match is checked by hand (_is_word_start).
 _BACKEND_CONFIG = re.compile(r"backend_config\s*=\s*")
@@ -61,7 +66,15 @@ def looks_like_program(head: bytes) -> bool:
     >>> looks_like_program(b"HloModule jit_f"), looks_like_program(b"func.func @k() {")
     (True, False)
     """
-    return _PROGRAM_SIGNAL.search(head) is not None
+    for literal, word_start, word_end in _PROGRAM_SIGNALS:
+        at = head.find(literal)
+        while at >= 0:
+            after = at + len(literal)
+            if not ((word_start and at > 0 and head[at - 1] in _WORD_BYTES)
+                    or (word_end and after < len(head) and head[after] in _WORD_BYTES)):
+                return True
+            at = head.find(literal, at + 1)
+    return False
 
 
 def is_hlo_text(text: str) -> bool:

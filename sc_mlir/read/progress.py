@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from multiprocessing.sharedctypes import Synchronized
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: reading in one process never loads multiprocessing
+    from multiprocessing.sharedctypes import Synchronized
 
 # `(bytes done, bytes in all, file being read)`: the hook `load(progress=...)` calls.
 ProgressHook = Callable[[int, int, str], None]
