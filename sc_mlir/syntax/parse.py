@@ -33,6 +33,7 @@ from sc_mlir.syntax.locations import (
 )
 from sc_mlir.syntax.memref import (
     ASSUMED_ELEMENT_BITS,
+    MAX_DIMENSION,
     ElementType,
     MemRefType,
     parse_dimension_list,
@@ -490,7 +491,73 @@ AllocaBody = _BodyParts
 def parse_alloca_body(text: str) -> AllocaBody:
     """An allocating op from its name to its type (no results, no location), as the parts
     `AllocaSyntax` takes after `results`. Raises SyntaxProblem."""
-    return _parse_body(text)
+    return _common_body(text) or _parse_body(text)
+
+
+# The shapes MLIR prints for an allocating op with no operands, read without the grammar
+# (building the grammar's parse of a distinct body costs about 0.3 ms, and a dump holds
+# hundreds: the first read of each would dominate a small file). Anything else, or anything
+# these patterns are unsure of, goes to the grammar; tests/syntax/test_common_shapes.py holds
+# both to the same answers.
+_COMMON_MEMREF = re.compile(
+    r"memref<((?:[0-9]{1,18}x)*)"
+    r"((?:[su]?i[0-9]{1,4}|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
+    r"|f4E[0-9A-Z]+|none)(?![\w$.])|![A-Za-z_][\w$.]*)"
+    r"((?:, (?:[0-9]+|#[A-Za-z_][\w$.]*(?:<[A-Za-z_][\w$.]*>)?))*)>")
+_COMMON_BODY = re.compile(
+    r'(?:"(memref\.alloca|memref\.alloc|tpu\.sem_alloc)"\(\)(?: <\{([^{}"]*)\}>)? : \(\) -> '
+    r"|(memref\.alloca|memref\.alloc)\(\)(?: \{([^{}\"]*)\})? : "
+    r"|(tpu\.sem_alloc)(?: \{([^{}\"]*)\})? : )(memref<.*>)")
+_COMMON_ENTRY = re.compile(
+    r"([A-Za-z_][\w$.\-]*) = (array<\w+: [0-9, ]*>|[\w.\-]+(?: : [\w.]+)?)(?=, |$)")
+
+
+def _common_body(text: str) -> AllocaBody | None:
+    body = _COMMON_BODY.fullmatch(text)
+    if body is None:
+        return None
+    memref = _common_memref(body.group(7))
+    if memref is None:
+        return None
+    generic_op, generic_attrs, pretty_op, pretty_attrs, sem_op, sem_attrs = body.groups()[:6]
+    attributes = _common_attributes(generic_attrs or pretty_attrs or sem_attrs or "")
+    if attributes is None:
+        return None
+    if generic_op is not None:
+        return ("generic", (), (), attributes, memref, generic_op)
+    return ("pretty", (), (), attributes, memref, pretty_op or sem_op)
+
+
+def _common_attributes(text: str) -> tuple[tuple[str, str | None], ...] | None:
+    """`alignment = 64 : i64, operandSegmentSizes = array<i32: 0, 0>`, or None."""
+    attributes: list[tuple[str, str | None]] = []
+    at = 0
+    while at < len(text):
+        entry = _COMMON_ENTRY.match(text, at)
+        if entry is None:
+            return None
+        attributes.append((entry.group(1), entry.group(2)))
+        at = entry.end()
+        if at < len(text):
+            if not text.startswith(", ", at):
+                return None
+            at += 2
+    return tuple(attributes)
+
+
+def _common_memref(text: str) -> MemRefType | None:
+    m = _COMMON_MEMREF.fullmatch(text)
+    if m is None:
+        return None
+    dims, element_text, params = m.groups()
+    shape = tuple(int(d) for d in dims.split("x")[:-1])
+    if any(d > MAX_DIMENSION for d in shape):
+        return None
+    if element_text[0] == "!":
+        element = ElementType(element_text, ASSUMED_ELEMENT_BITS.get(element_text))
+    else:
+        element = scalar(element_text)
+    return MemRefType(text, shape, element, tuple(params[2:].split(", ")) if params else ())
 
 
 @lru_cache(maxsize=1 << 16)

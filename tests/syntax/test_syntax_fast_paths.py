@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
+import pytest
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sc_mlir.read.scan import scan_file
 from sc_mlir.syntax.parse import (
+    SyntaxProblem,
+    _common_body,
     _fast_location,
     _parse_results,
     _run,
     alloca_parser,
     location_parser,
     parse_location,
+    split_alloca_text,
 )
 
 EXAMPLES = int(os.environ.get("SC_MLIR_PROPERTY_EXAMPLES", "300"))
@@ -73,3 +81,107 @@ def test_the_common_shapes_take_the_fast_path():
                  "loc(fused[#loc2, #loc1])"):
         assert _fast_location(text) is not None, text
     assert _fast_location('loc(fused["a", "b"])') is None  # left to the grammar
+
+
+# --- allocation op bodies ------------------------------------------------------------------
+
+element = st.sampled_from(["f32", "i32", "bf16", "i8", "i1", "si16", "ui8", "index", "f16",
+                           "f8E4M3FN", "f4E2M1FN", "none", "!tpu.dma_semaphore",
+                           "!tpu.semaphore", "!x.y", "vector<4xf32>", "complex<f32>",
+                           "i", "f32x", "memref<4xf32>"])
+dimension = st.sampled_from(["0", "1", "4", "23440", "?", "9223372036854775807",
+                             "9223372036854775808", "18446744073709551616"])
+parameter = st.sampled_from(["201", "0", "#tpu.memory_space<vmem>", "#tpu.memory_space<smem>",
+                             "#map", "strided<[4, 1]>", "affine_map<(d0) -> (d0)>", "1 : i64",
+                             '"x"'])
+attribute = st.sampled_from(["alignment = 64 : i64", "alignment = 64", "alignment = -8 : i32",
+                             "operandSegmentSizes = array<i32: 0, 0>",
+                             "operandSegmentSizes = array<i32: 1, 0>", "name = @sym",
+                             'note = "x"', "flag", "a.b-c = 3 : index", "x = {y = 1}",
+                             "x = [1, 2]", "x = unit"])
+
+
+@st.composite
+def alloca_bodies(draw) -> str:
+    dims = draw(st.lists(dimension, max_size=3))
+    params = draw(st.lists(parameter, max_size=2))
+    memref = ("memref<" + "".join(f"{d}x" for d in dims) + draw(element)
+              + "".join(f", {p}" for p in params) + ">")
+    attrs = draw(st.lists(attribute, max_size=3))
+    joined = ", ".join(attrs)
+    form = draw(st.sampled_from(["generic", "pretty", "sem"]))
+    op = draw(st.sampled_from(["memref.alloca", "memref.alloc", "tpu.sem_alloc"]))
+    if form == "generic":
+        props = f" <{{{joined}}}>" if attrs else draw(st.sampled_from(["", " <{}>"]))
+        text = f'"{op}"(){props} : () -> {memref}'
+    elif form == "pretty":
+        dict_text = f" {{{joined}}}" if attrs else draw(st.sampled_from(["", " {}"]))
+        text = f"{op}(){dict_text} : {memref}"
+    else:
+        dict_text = f" {{{joined}}}" if attrs else ""
+        text = f"{op}{dict_text} : {memref}"
+    # MLIR's own spacing most of the time, other spacing now and then.
+    if draw(st.booleans()) and draw(st.booleans()):
+        text = text.replace(" : ", draw(st.sampled_from([":", "  :  ", " :"])), 1)
+    return text
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(alloca_bodies())
+def test_common_alloca_bodies_equal_the_grammar(text):
+    try:
+        grammar = _run(alloca_parser(), text, "alloca_body")
+    except (SyntaxProblem, ValueError):
+        grammar = None
+    fast = _common_body(text)
+    assert fast is None or fast == grammar
+
+
+def test_the_common_bodies_take_the_fast_path():
+    # What MLIR prints for the allocas of a SparseCore kernel, in both forms.
+    for text in ['"memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+                 'memref<23440xf32, 201>',
+                 '"memref.alloca"() <{alignment = 64 : i64, operandSegmentSizes = '
+                 'array<i32: 0, 0>}> : () -> memref<4xi32, 204>',
+                 "memref.alloca() : memref<8192xi32, 201>",
+                 "memref.alloca() {alignment = 64 : i64} : memref<16xi32>",
+                 "memref.alloca() : memref<f32>",
+                 "memref.alloca() : memref<2x8xbf16, #tpu.memory_space<vmem>>",
+                 "tpu.sem_alloc : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>",
+                 '"tpu.sem_alloc"() : () -> memref<2x!tpu.dma_semaphore, '
+                 '#tpu.memory_space<semaphore_mem>>']:
+        fast = _common_body(text)
+        assert fast is not None, text
+        assert fast == _run(alloca_parser(), text, "alloca_body")
+
+
+def _bodies(path: Path) -> list[str]:
+    parts = (split_alloca_text(a.text) for a in scan_file(str(path)).allocas)
+    return [p[1][0] for p in parts if p is not None]
+
+
+def test_every_body_in_the_fixtures_and_corpus_reads_alike():
+    roots = [REPO / "fixtures", REPO.parent / "shared" / "corpus"]
+    bodies = [body for root in roots if root.is_dir()
+              for path in sorted(root.rglob("*.mlir")) for body in _bodies(path)]
+    assert len(bodies) > 100
+    fast = 0
+    for body in bodies:
+        common = _common_body(body)
+        if common is not None:
+            fast += 1
+            assert common == _run(alloca_parser(), body, "alloca_body"), body
+    assert fast > len(bodies) // 2
+
+
+@pytest.mark.parametrize("form", ["generic", "pretty"])
+def test_generated_sparse_core_bodies_all_take_the_fast_path(form, tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    path = tmp_path / f"{form}.mlir"
+    generator.write_module(path, form, 200_000, 7, "xla")
+    bodies = _bodies(path)
+    assert len(bodies) > 100
+    assert all(_common_body(body) is not None for body in bodies)
