@@ -53,6 +53,9 @@ class OtherType:
 ParsedType = MemRefType | OtherType
 
 
+_LEADING_INTEGER = re.compile(r"\s*(-?\d+)")
+
+
 @dataclass(frozen=True, slots=True)
 class AllocaSyntax:
     """One allocating op as written: `memref.alloca`, `memref.alloc` or `tpu.sem_alloc`."""
@@ -71,7 +74,7 @@ class AllocaSyntax:
         """The `alignment` attribute in bytes (`alignment = 64 : i64` -> 64)."""
         for name, value in self.attributes:
             if name == "alignment" and value is not None:
-                m = re.match(r"\s*(-?\d+)", value)
+                m = _LEADING_INTEGER.match(value)
                 if m:
                     return int(m.group(1))
         return None
