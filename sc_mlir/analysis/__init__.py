@@ -215,16 +215,55 @@ def group_key(record: Allocation) -> tuple[str, int, str, str, str]:
 _order = attrgetter("order")
 
 
-def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
+def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
+    """The reports of these records' groups, in the order the groups first appear."""
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
     for record in records:
         if record.kind != HEAP:  # not on the scoped stack (a note says so)
             groups[group_key(record)].append(record)
     with paused_gc():
-        reports = [analyze_space(sorted(group, key=_order), bounds)
-                   for group in groups.values()]
-    reports.sort(key=lambda r: (r.severity, r.file, r.chunk, r.func, r.space_label))
+        return [analyze_space(sorted(group, key=_order), bounds) for group in groups.values()]
+
+
+def _report_order(report: SpaceReport) -> tuple[int, str, int, str, str]:
+    return (report.severity, report.file, report.chunk, report.func, report.space_label)
+
+
+def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
+    reports = _reports(records, bounds)
+    reports.sort(key=_report_order)
     return reports
+
+
+class FileByFileAnalysis:
+    """`analyze`, done as the files of a dump are read (`load(..., on_file=self.add)`), so
+    that the work overlaps the reading of the next files in worker processes.
+
+    A group is keyed by its file (`group_key`), so each file's reports are final once the
+    file is read; the groups first appear in the same order as in the whole dump, and the
+    sort is stable: `finish` gives what `analyze` gives on the loaded dump."""
+
+    def __init__(self, bounds: Bounds | Mapping[str, int] | None = None, *,
+                 chip: str | None = None, align: Mapping[str, int] | None = None) -> None:
+        self.bounds = _bounds_table(bounds, chip, align)
+        self.reports: list[SpaceReport] = []
+
+    def add(self, records: Iterable[Allocation]) -> list[SpaceReport]:
+        """Analyse one file's records; returns its reports."""
+        found = _reports(records, self.bounds)
+        self.reports.extend(found)
+        return found
+
+    def finish(self, dump: Dump) -> Analysis:
+        """The analysis of the dump whose files were all added, in their order."""
+        return Analysis(sorted(self.reports, key=_report_order), list(dump.diagnostics),
+                        self.bounds)
+
+
+def _bounds_table(bounds: Bounds | Mapping[str, int] | None, chip: str | None,
+                  align: Mapping[str, int] | None) -> Bounds:
+    return build_bounds(None, chip, bounds, align, bounds_source="analyze(bounds=...)",
+                        align_source="analyze(align=...)")
 
 
 def analyze(dump: Dump, bounds: Bounds | Mapping[str, int] | None = None, *,
@@ -235,6 +274,5 @@ def analyze(dump: Dump, bounds: Bounds | Mapping[str, int] | None = None, *,
     top of the built-in table; `chip` picks TileSpmem's bound from the per-chip table;
     `align` maps spaces to a default alignment in bytes.
     """
-    table = build_bounds(None, chip, bounds, align, bounds_source="analyze(bounds=...)",
-                         align_source="analyze(align=...)")
+    table = _bounds_table(bounds, chip, align)
     return Analysis(analyze_records(dump.records, table), list(dump.diagnostics), table)

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sc_mlir.analysis import SPACE_COLUMNS, space_row
-from sc_mlir.analysis import analyze as analyze_dump
+from sc_mlir.analysis import SPACE_COLUMNS, FileByFileAnalysis, space_row
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
@@ -50,8 +49,14 @@ from sc_mlir.cli.inputs import (
     warn_unused_bounds,
     write_html,
 )
-from sc_mlir.formats.analysis_json import GROUP_COLUMNS, analysis_object, group_rows
+from sc_mlir.formats.analysis_json import (
+    GROUP_COLUMNS,
+    analysis_object,
+    group_rows,
+    space_object,
+)
 from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.model.allocation import Allocation
 
 AllocationsOpt = Annotated[bool, typer.Option("--allocations", metavar=NO_METAVAR, help="JSON: "
                            "also list every alloca (what 'sc-mlir diff' needs to read a saved "
@@ -109,19 +114,28 @@ def analyze(
         from sc_mlir.failures.explain import bounds_from_failures
 
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
-    dump = load_dump(source, jobs, load_settings(settings_file), quiet)
+    by = group_by.value if group_by is not None else None
+    # Each file is analysed (and its spaces made into JSON) as soon as it is read, while
+    # the worker processes read the next ones.
+    file_by_file = FileByFileAnalysis(bounds)
+    made: dict[int, dict[str, object]] = {}
+
+    def analyse_file(records: list[Allocation]) -> None:
+        for report in file_by_file.add(records):
+            if format is Format.json:
+                made[id(report)] = space_object(report, by)
+
+    dump = load_dump(source, jobs, load_settings(settings_file), quiet, on_file=analyse_file)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)
-    analysis = analyze_dump(dump, bounds)
-    analysis = analysis.select(space, func)
-    by = group_by.value if group_by is not None else None
+    analysis = file_by_file.finish(dump).select(space, func)
     if html is not None:
         from sc_mlir.render.html import analysis_report
 
         write_html(html, analysis_report(analysis, source, group_by=by))
     with stdout_may_close():
         if format is Format.json:
-            sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by)))
+            sys.stdout.write(to_json(analysis_object(analysis, source, allocations, by, made)))
         elif format is Format.csv and by is not None:
             sys.stdout.write(to_csv(group_rows(analysis, by), GROUP_COLUMNS))
         elif format is Format.csv:

@@ -4,6 +4,7 @@ with every problem reported as a usage error (exit 2)."""
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,10 +102,11 @@ def load_settings(config: Config) -> LoadSettings:
 
 
 def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
-          quiet: bool = False) -> Dump:
+              quiet: bool = False,
+              on_file: Callable[[list[Allocation]], object] | None = None) -> Dump:
     try:
         with progress_bar(quiet) as hook:
-            dump = load(path, jobs=jobs, settings=settings, progress=hook)
+            dump = load(path, jobs=jobs, settings=settings, progress=hook, on_file=on_file)
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
     except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read

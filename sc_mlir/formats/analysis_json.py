@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE
@@ -139,13 +141,17 @@ def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, 
 
 
 def analysis_object(analysis: Analysis, path: str, allocations: bool = False,
-                    group_by: str | None = None) -> dict[str, object]:
+                    group_by: str | None = None,
+                    made: Mapping[int, dict[str, object]] | None = None) -> dict[str, object]:
     """The JSON contract. `allocations` adds every alloca (as large as the dump itself; what
     `sc-mlir diff` needs to read a saved analysis back); `group_by` adds each space's
-    roll-up (`groups`, `padding_words`)."""
+    roll-up (`groups`, `padding_words`). `made` holds `space_object(report, group_by)` of
+    reports already turned into JSON, by `id(report)` (the command makes them as each
+    file is analysed)."""
+    made = made or {}
     result: dict[str, object] = {
         "path": path,
-        "spaces": [space_object(r, group_by) for r in analysis.reports],
+        "spaces": [made.get(id(r)) or space_object(r, group_by) for r in analysis.reports],
         "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
         "skipped_allocas": len(analysis.skipped_allocas),
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -213,7 +213,8 @@ def allocation_row(record: Allocation) -> dict[str, object]:
 
 
 def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
-         jobs: int | None = 1, progress: ProgressHook | None = None) -> Dump:
+         jobs: int | None = 1, progress: ProgressHook | None = None,
+         on_file: Callable[[list[Allocation]], object] | None = None) -> Dump:
     """Read a dump: a file or a directory (recursive, files found by content).
 
     `jobs` worker processes read files in parallel (None: all cores). Files that are not
@@ -223,7 +224,9 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     nothing under it is MLIR text (an empty directory, only binary files...). A lowered
     program (StableHLO or HLO text with `tpu_custom_call`s) is read as its kernels, each a
     file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
-    were found, if it is absent).
+    were found, if it is absent). `on_file(records)` is called with each file's records as
+    soon as they are read, in the order of `Dump.records` (work done there overlaps the
+    reading of the next files).
     """
     settings = settings or LoadSettings()
     files, skipped = discover(path)
@@ -231,9 +234,16 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     if any(p.kernels for p in programs) and not jaxbridge.available():
         raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
-    results = list(_read_all(files, settings, jobs, progress))
+    results: list[FileResult] = []
+    for result in _read_all(files, settings, jobs, progress):
+        results.append(result)
+        if on_file is not None:
+            on_file(result.records)
     for program in programs:
-        results.extend(read_program_kernels(program, settings))
+        for result in read_program_kernels(program, settings):
+            results.append(result)
+            if on_file is not None:
+                on_file(result.records)
         diagnostics.extend(program.diagnostics)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
