@@ -3,16 +3,18 @@ events the allocation analysis needs; Python runs per event, never per line.
 
 Events: a `{` that ends a line (a region opens), a `}` that starts one (a region closes),
 a block label, an allocation op, and, per func, the occurrences of the names derived from
-its allocas (their uses). Program points are counted from line numbers: in the text this
-reader vouches for, every line is an op, a region's closing line or a block label.
+its allocas (their uses: `sc_mlir.read.event_uses`). Program points are counted from line
+numbers: in the text this reader vouches for, every line is an op, a region's closing line,
+a block label, a whole-line comment or a blank line.
 
-It vouches only for text whose shape it knows: ASCII without control bytes, no comment, no
-escape, no resources section, one op per line with its brackets balanced, every `{` inside
-a line an attribute dict, single-block regions, a trailing `#loc` table numbered in order.
-For anything else `read_events` returns None and the careful line reader
-(`sc_mlir.read.scan.Scanner`) reads the file, which is always the authority: where both read a
-file, they give the same `FileScan` (tests/read/test_events.py holds them equal). The attribute
-and alias definitions before the first op are read by the careful reader itself.
+It vouches only for text whose shape it knows: printable ASCII, escapes in strings as MLIR
+prints them (no `\\"`, no `\\\\`), no resources section, no comment after code, one op per
+line with its brackets balanced, every `{` inside a line an attribute dict, single-block
+regions, a trailing `#loc` table numbered in order (`sc_mlir.read.loc_table`). For anything
+else `read_events` returns None and the careful line reader (`sc_mlir.read.scan.Scanner`)
+reads the file, which is always the authority: where both read a file, they give the same
+`FileScan` (tests/read/test_events.py holds them equal). The attribute and alias
+definitions before the first op are read by the careful reader itself.
 """
 
 from __future__ import annotations
@@ -20,20 +22,20 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
 from sc_mlir.read.allocas import ALLOCATION_OPS
+from sc_mlir.read.event_regions import Region, Unvouched
+from sc_mlir.read.event_uses import UseSearch
 from sc_mlir.read.lexicon import (
     _CONTINUATION_WORDS,
     _DICT_ENTRY,
     _HEAD,
     _MAYBE_REGION_OPEN,
-    _constant_value,
-    _passes_values_out,
     _results_of,
 )
+from sc_mlir.read.loc_table import LocationTable
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import Chunk, FileScan, OpFrame, RawAlloca, ScanSettings
 from sc_mlir.read.scan import Scanner
@@ -106,127 +108,7 @@ for _ in range(4):
     _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
                  + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
 _LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
-_VALUE_AT = re.compile(rb"[^\n]*")
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
-_TABLE_LINE = re.compile(rb"\n(?=#)")
-_INDEX_AFTER_LOOKUPS = 64
-
-
-class _Unvouched(Exception):
-    """The text has a shape the fast reader does not vouch for."""
-
-
-class LocationTable(Mapping[str, str]):
-    """The `#loc` aliases of a trailing location table, fetched by position when asked for:
-    a dump has hundreds of thousands and a report needs a few. The table was checked to
-    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
-
-    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
-                 before: Mapping[str, str]) -> None:
-        self._data = data
-        self._start, self._end = start, end
-        self._numbers = numbers
-        self._before = before  # aliases defined before the first op
-        self._found: dict[str, str] = {}
-        self._offsets: array[int] | None = None
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # Sent to another process (records built in a worker): the table, not the file.
-        table = b"\n" + bytes(self._data[self._start : self._end])
-        return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
-
-    def _number(self, name: object) -> int | None:
-        if not isinstance(name, str) or not name.startswith("#loc"):
-            return None
-        digits = name[4:]
-        if digits:
-            if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0"
-                                                               and digits != "0"):
-                return None
-            number = int(digits)
-        else:
-            number = -1
-        numbers = self._numbers
-        at = bisect_left(numbers, number)
-        return number if at < len(numbers) and numbers[at] == number else None
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._before or self._number(name) is not None
-
-    def __getitem__(self, name: str) -> str:
-        if name in self._before:
-            return self._before[name]
-        found = self._found.get(name)
-        if found is not None:
-            return found
-        number = self._number(name)
-        if number is None:
-            raise KeyError(name)
-        data = self._data
-        if len(self._found) >= _INDEX_AFTER_LOOKUPS:
-            # A report asking for many: one search for every line start, then each is one
-            # bisect away.
-            if self._offsets is None:
-                self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
-                    data, self._start - 1, self._end)))
-            line = self._offsets[bisect_left(self._numbers, number)] + 1
-            equals = data.index(b" = ", line)
-        else:
-            line, equals = self._bisect(number)
-        value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
-        self._found[name] = value
-        return value
-
-    def _bisect(self, number: int) -> tuple[int, int]:
-        """The line defining #loc<number>, found by bisecting byte positions."""
-        data = self._data
-        low, high = self._start, self._end
-        while low < high:
-            middle = (low + high) // 2
-            line = data.rfind(b"\n", self._start - 1, middle) + 1
-            equals = data.index(b" = ", line)
-            digits = data[line + 4 : equals]
-            at = int(digits) if digits else -1
-            if at == number:
-                return line, equals
-            if at < number:
-                low = data.index(b"\n", line) + 1
-            else:
-                high = line
-        raise KeyError(number)  # cannot happen in a checked table
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._before
-        for number in self._numbers:
-            yield f"#loc{number}" if number >= 0 else "#loc"
-
-    def __len__(self) -> int:
-        return len(self._before) + len(self._numbers)
-
-
-class Region:
-    __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
-                 "labels", "ops_at_open", "owner", "parent", "start")
-
-    def __init__(self, owner: OpFrame | None, parent: Region | None, depth: int,
-                 start: int, generic: bool) -> None:
-        self.owner = owner
-        self.parent = parent
-        self.depth = depth
-        self.start = start
-        self.end = -1
-        self.generic = generic  # opened by `({`: its op's `(` stays open
-        self.had_ops = False
-        self.ops_at_open = 0
-        self.labels = 0
-        self.frames_cache: tuple[OpFrame, ...] | None = None
-        self.child_counts: dict[str, int] = {}
-
-    @property
-    def frames(self) -> tuple[OpFrame, ...]:
-        if self.frames_cache is None:
-            self.frames_cache = tuple(self.owner.ancestors()) if self.owner else ()
-        return self.frames_cache
 
 
 # Larger files are read by the careful reader, which holds one 4 MB block at a time: this
@@ -256,13 +138,13 @@ def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None 
     reader = _Reader(data, path, settings or ScanSettings(), on_bytes)
     try:
         return reader.read()
-    except (_Unvouched, SyntaxProblem):
+    except (Unvouched, SyntaxProblem):
         if on_bytes is not None and reader.reported:
             on_bytes(-reader.reported)
         return None
 
 
-class _Reader:
+class _Reader(UseSearch):
     def __init__(self, data: bytes, path: str, settings: ScanSettings,
                  on_bytes: BytesRead | None = None) -> None:
         self.data = data
@@ -290,13 +172,13 @@ class _Reader:
         # counted in what is left (a count per bracket over the file is a pass each).
         brackets = data.translate(None, _PLAIN_BUT_BRACKETS)
         if not data or brackets.translate(None, _BRACKETS):
-            raise _Unvouched("empty, or bytes other than printable ASCII, tab and newline")
+            raise Unvouched("empty, or bytes other than printable ASCII, tab and newline")
         # MLIR prints a quote or a backslash in a string as `\22` or `\5C`: other escapes
         # (`\0A`, `\n`) leave the quotes this reader counts where they are.
         # (A `{-#` resources section needs no search: its line starts with a `{`, which no
         # op, table line or alias definition does.)
         if b"\\" in data and (b'\\"' in data or b"\\\\" in data):
-            raise _Unvouched("an escaped quote or backslash")
+            raise Unvouched("an escaped quote or backslash")
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
         self.lines = data.count(b"\n")
@@ -305,7 +187,7 @@ class _Reader:
         body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
         if (data[body_start : body_start + 1] not in _OP_START
                 or _CONTINUATION_WORD.match(data, body_start)):
-            raise _Unvouched("a line that is not a whole op, a region end or a label")
+            raise Unvouched("a line that is not a whole op, a region end or a label")
         self.body_start, self.body_end = body_start, body_end
         self._line_starts()
         self.comment_lines = self._comment_lines()
@@ -318,7 +200,7 @@ class _Reader:
             body = (brackets.count(opening) - brackets.count(closing)
                     - prefix.count(opening) + prefix.count(closing))
             if body != sum(c.count(opening) - c.count(closing) for c in comments):
-                raise _Unvouched("brackets that do not balance")
+                raise Unvouched("brackets that do not balance")
         self.first_body_line = data.count(b"\n", 0, body_start) + 1
         self.dynamic: list[tuple[RawAlloca, int]] = []  # allocas with size operands
         self._structure()
@@ -353,15 +235,15 @@ class _Reader:
                 break
             start = line_end + 1
             if start >= len(data):
-                raise _Unvouched("no op")
+                raise Unvouched("no op")
         lines = data[:start].decode().split("\n")[:-1]
         scanner = Scanner(self.path, self.settings)
         scanner.feed_checked(lines, False)
         if (scanner.pending_alias is not None or scanner.order or scanner.nesting
                 or len(scanner.regions) != 1 or scanner.diagnostics):
-            raise _Unvouched("the alias definitions before the first op")
+            raise Unvouched("the alias definitions before the first op")
         if start >= len(data):
-            raise _Unvouched("no op")
+            raise Unvouched("no op")
         return start, scanner.finish()
 
     def _line_starts(self) -> None:
@@ -378,7 +260,7 @@ class _Reader:
             if found is not None:
                 found.append(m.start() + 1)
             elif m.start() != last_newline or m.lastindex == _OPEN_LINE:
-                raise _Unvouched("a line that is not a whole op, a region end or a label")
+                raise Unvouched("a line that is not a whole op, a region end or a label")
         self.close_starts, self.label_starts = closes, labels
         self.comment_starts, self.blank_starts = comments, blanks
 
@@ -391,10 +273,10 @@ class _Reader:
         for start in starts:
             line_end = data.index(b"\n", start)
             if _SPLIT_LINE.match(data, start):
-                raise _Unvouched("a chunk split among the ops")
+                raise Unvouched("a chunk split among the ops")
             in_lines += data.count(b"//", start, line_end)
         if in_lines != data.count(b"//", self.body_start, self.body_end):
-            raise _Unvouched("a comment after code")
+            raise Unvouched("a comment after code")
         return starts
 
     def _table(self, body_start: int, before: dict[str, str]) -> tuple[int, Mapping[str, str]]:
@@ -409,10 +291,10 @@ class _Reader:
             return end, before
         body_end = table_at + 1
         if next(_allocation_ops(data, body_end, end), None) is not None:
-            raise _Unvouched("an allocation op's name in the location table")
+            raise Unvouched("an allocation op's name in the location table")
         table_end = _LOC_TABLE.match(data, body_end).end()
         if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
-            raise _Unvouched("a location table line this reader does not read")
+            raise Unvouched("a location table line this reader does not read")
         end = table_end  # blank lines may follow (XLA's dump files end with two)
         names = _LOC_NAME.findall(data, body_end - 1)
         bare = 1 if names and names[0] == b"" else 0  # `#loc` is number -1
@@ -420,14 +302,14 @@ class _Reader:
         try:
             numbers.extend(map(int, names[bare:]))
         except ValueError:  # `#loc` after numbered ones: out of order
-            raise _Unvouched("a location table out of order") from None
+            raise Unvouched("a location table out of order") from None
         table = LocationTable(data, body_end, end, numbers, before)
         # Tables are usually numbered one by one: compared as arrays, in C.
         consecutive = not numbers or numbers == array(
             "q", range(numbers[0], numbers[0] + len(numbers)))
         if (not consecutive and any(a >= b for a, b in pairwise(numbers))) or any(
                 table._number(name) is not None for name in before):
-            raise _Unvouched("a location table out of order, or defining an alias again")
+            raise Unvouched("a location table out of order, or defining an alias again")
         return body_end, table
 
     # -- regions, ops and allocas ----------------------------------------------------
@@ -490,7 +372,7 @@ class _Reader:
             ops_before = (line - self.first_body_line) - non_ops
             if kind == 0:  # `}` starts the line
                 if region is root:
-                    raise _Unvouched("'}' closes nothing")
+                    raise Unvouched("'}' closes nothing")
                 owner = region.owner
                 assert owner is not None
                 region.end = line_start
@@ -523,7 +405,7 @@ class _Reader:
                 # Ops before it in its region (plain op lines are no events: count them).
                 if (region.had_ops or region.labels or line in self.line_kind
                         or ops_before > region.ops_at_open):
-                    raise _Unvouched("a region with several blocks")
+                    raise Unvouched("a region with several blocks")
                 owner = region.owner
                 if owner is not None and not region.labels and owner.entry_block is None:
                     owner.entry_block = (line, 1, self._line(line_start))
@@ -539,7 +421,7 @@ class _Reader:
                 continue  # an op's name or a `{` in a comment
             elif kind == 2:  # an allocation op
                 if line in self.line_kind:
-                    raise _Unvouched("an allocation op that is not alone on its line")
+                    raise Unvouched("an allocation op that is not alone on its line")
                 region.had_ops = True
                 self._alloca(line_start, line, ops_before + 1, region)
                 if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
@@ -551,7 +433,7 @@ class _Reader:
                         if not _BLANK_OR_COMMENT.match(data, offset + 2)
                         else _DICT_ENTRY.match(self._next_code_line(offset + 2))
                         ) or text.count('"') % 2:
-                    raise _Unvouched("an attribute dict over several lines")
+                    raise Unvouched("an attribute dict over several lines")
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
                     assert just_closed is not None and just_closed.owner is not None
@@ -559,7 +441,7 @@ class _Reader:
                     generic = just_closed.generic
                 else:
                     if line in self.line_kind:
-                        raise _Unvouched("an op this reader does not read")
+                        raise Unvouched("an op this reader does not read")
                     frame, generic = self._region_op(text, line, ops_before + 1, region,
                                                      run_once)
                     if region.owner is None:
@@ -573,7 +455,7 @@ class _Reader:
                 self.transitions.append(offset + 1)
                 self.transition_regions.append(region)
         if region is not root:
-            raise _Unvouched("regions still open at the end")
+            raise Unvouched("regions still open at the end")
         root.end = end
         self.root = root
         self.last_body_line = line + data.count(b"\n", position, end) - 1
@@ -581,13 +463,13 @@ class _Reader:
 
     @staticmethod
     def _check_closing(rest: str, generic: bool) -> None:
-        """Raises _Unvouched unless `rest`, what follows a region's `}` on its line, is
+        """Raises Unvouched unless `rest`, what follows a region's `}` on its line, is
         one this reader reads."""
         continues = rest.endswith("{")
         tail = rest[:-1] if continues else rest
         if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
                 or tail.count("[") != tail.count("]") or rest.count('"') % 2):
-            raise _Unvouched("a region end this reader does not read")
+            raise Unvouched("a region end this reader does not read")
         paren = tail.count("(") - tail.count(")")
         if generic and continues:
             well_formed = paren == 0 and tail.strip() == ","
@@ -596,17 +478,17 @@ class _Reader:
         else:
             well_formed = paren == 0 and (not continues or tail.strip() == "else")
         if not well_formed:
-            raise _Unvouched("a region end this reader does not read")
+            raise Unvouched("a region end this reader does not read")
 
     def _region_op(self, text: str, line: int, order: int, region: Region,
                    run_once: frozenset[str]) -> tuple[OpFrame, bool]:
         head = _HEAD.match(text)
         if head is None or head.group(2) in _ALLOCATION_OP_NAMES:
-            raise _Unvouched("an op this reader does not read")
+            raise Unvouched("an op this reader does not read")
         name = head.group(2)
         if (name[0] != '"' and head.group(1) is None and name in _CONTINUATION_WORDS) or (
                 "%" in "".join(text.split('"')[1::2])):  # a value name in a string
-            raise _Unvouched("an op this reader does not read")
+            raise Unvouched("an op this reader does not read")
         stripped = text.rstrip()
         generic = stripped.endswith("({")
         before_brace = stripped[:-1]
@@ -614,7 +496,7 @@ class _Reader:
                 or before_brace.count("{") != before_brace.count("}")
                 or before_brace.count("[") != before_brace.count("]")
                 or before_brace.count("(") - before_brace.count(")") != (1 if generic else 0)):
-            raise _Unvouched("a region start this reader does not read")
+            raise Unvouched("a region start this reader does not read")
         region.had_ops = True
         bare = name.strip('"')
         index = region.child_counts.get(bare, 0)
@@ -723,10 +605,10 @@ class _Reader:
                 or raw.count("(") != raw.count(")")
                 or raw.count("[") != raw.count("]")
                 or raw.count('"') % 2):
-            raise _Unvouched("an allocation op this reader does not read")
+            raise Unvouched("an allocation op this reader does not read")
         if raw.count('"') > (2 if head.group(2)[0] == '"' else 0) and any(
                 c in s for s in raw.split('"')[1::2] for c in "{}%"):
-            raise _Unvouched("an allocation op this reader does not read")
+            raise Unvouched("an allocation op this reader does not read")
         results_text = head.group(1)
         results = _results_of(results_text) if results_text else ()
         op_start = head.start(1) if results_text else head.start(2)
@@ -748,235 +630,9 @@ class _Reader:
         self.alloca_line_end.append(line_end)
         self.line_kind[alloca.line] = ("alloca", alloca)
 
-    def _constant_of(self, name: str, before: int, region: Region) -> int | None:
-        """What `Scanner` keeps for a size operand: the value of the `arith.constant` that
-        defines it, if that is the nearest definition in scope (else None)."""
-        data = self.data
-        token = name.encode()
-        at = data.rfind(token, self.body_start, before)
-        while at >= 0:
-            if data[at + len(token)] not in _NAME_BYTES:
-                line_start = data.rfind(b"\n", 0, at) + 1
-                line = self._line_of(line_start)
-                kind, _ = self.line_kind.get(line, _PLAIN_OP)
-                if kind == "label":
-                    if self._encloses(self._region_at(at), region):
-                        raise _Unvouched("a size operand that is a block argument")
-                elif kind != "comment":
-                    text = self._line(line_start)
-                    head = _HEAD.match(text)
-                    if (head is not None and head.group(1)
-                            and at - line_start < head.end(1)
-                            and self._encloses(self._region_at(at), region)):
-                        results = _results_of(head.group(1))
-                        if head.group(2).strip('"') == "arith.constant" and results[0] == name:
-                            return _constant_value(text)
-                        return None  # defined by another op: no constant
-            at = data.rfind(token, self.body_start, at)
-        return None
-
-    @staticmethod
-    def _encloses(outer: Region, inner: Region) -> bool:
-        walk: Region | None = inner
-        while walk is not None:
-            if walk is outer:
-                return True
-            walk = walk.parent
-        return False
-
-    # -- uses ------------------------------------------------------------------------
-
-    def _line_of(self, offset: int) -> int:
-        i = bisect_right(self.event_offsets, offset) - 1
-        return self.event_lines[i] + self.data.count(b"\n", self.event_offsets[i], offset)
-
-    def _region_at(self, offset: int) -> Region:
-        return self.transition_regions[bisect_right(self.transitions, offset) - 1]
-
-    def _liveness(self) -> None:
-        """Last uses: the names the allocas define, then the views and yielded values made
-        from them, a round at a time, each round one search over the text."""
-        entries: list[_Binding] = []
-        for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
-                                               self.alloca_line_end, strict=True):
-            for name in alloca.results:
-                entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
-                                        region.end, alloca.line))
-        while entries:
-            entries = self._search(entries)
-
-    def _search(self, entries: list[_Binding]) -> list[_Binding]:
-        """Uses of these bindings, each found by `bytes.find` over the text where it is in
-        scope; returns the bindings they make (views, yields)."""
-        data = self.data
-        find = data.find
-        name_bytes = _NAME_BYTES
-        # Each use one int, offset << 24 | the binding's index: ints sort fast.
-        found: list[int] = []
-        # A later use never ends earlier (it is in the same op, or in a loop that ends
-        # later): only each alloca's last occurrence can move its last use. The others
-        # are still read, for the views and yields they make and to vouch for them.
-        last: dict[int, int] = {}
-        for number, entry in enumerate(entries):
-            name = entry.name.encode()
-            size = len(name)
-            end = entry.scope_end
-            p = find(name, entry.scope_start, end)
-            final = -1
-            while p >= 0:
-                after = p + size
-                if data[after] not in name_bytes:
-                    found.append(p << 24 | number)
-                    final = p
-                p = find(name, after, end)
-            if final >= 0:
-                for aid in entry.ids:
-                    if last.get(aid, -1) < final:
-                        last[aid] = final
-        if len(entries) >= 1 << 24:
-            raise _Unvouched("more names than this reader counts")
-        found.sort()
-        finals = set(last.values())
-        made: list[_Binding] = []
-        line_start = line_end = -1
-        line_ids: frozenset[int] = frozenset()
-        line_offset = 0
-        extends = False
-        rfind, index, count = data.rfind, data.index, data.count
-        line = counted_to = 0
-        mask = (1 << 24) - 1
-        found.append(len(data) << 24)  # past the end: closes the last line's group
-        line_kind, no_view_ops, head_match = self.line_kind, self.no_view_ops, _HEAD_BYTES.match
-        for key in found:
-            p = key >> 24
-            if p < line_end:
-                line_ids = line_ids | entries[key & mask].ids
-                extends = extends or p in finals
-                continue
-            if line_start >= 0:
-                # Most lines only use these values: a plain op with no results, or whose
-                # results are never views, and no last use here. Those are passed over
-                # here (a name in a string there changes nothing either); `_use_line`
-                # reads the others.
-                inert = False
-                if not extends and line not in line_kind:
-                    raw = data[line_start:line_end]
-                    if raw.lstrip()[:1] == b"%":
-                        head = head_match(raw)
-                        inert = (head is not None and bool(head.group(1))
-                                 and line_offset - line_start >= head.end(1)
-                                 and head.group(2).strip(b'"') in no_view_ops)
-                    else:
-                        inert = (b"yield" not in raw and b"return" not in raw
-                                 and b"condition" not in raw)
-                if not inert:
-                    made.extend(self._use_line(line_start, line_end, line, line_offset,
-                                               line_ids, extends))
-            if p >= len(data):
-                break
-            line_start = rfind(b"\n", 0, p) + 1
-            line_end = index(b"\n", p)
-            if counted_to:
-                line += count(b"\n", counted_to, line_start)
-            else:
-                line = self._line_of(line_start)
-            counted_to = line_start
-            line_ids = entries[key & mask].ids
-            line_offset = p
-            extends = p in finals
-        return made
-
-    def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
-                  ids: frozenset[int], extends: bool) -> list[_Binding]:
-        """The tracked values named on one line: where they are used, and what the line's
-        op makes of them (`extends`: the line holds the last use of one of them)."""
-        data = self.data
-        kind, what = self.line_kind.get(line, _PLAIN_OP)
-        raw = data[line_start:line_end]
-        if kind == "comment":
-            return []
-        if kind == "label" or kind == "alloca":
-            raise _Unvouched("a tracked value on a label or an allocation line")
-        quotes = raw.count(b'"')
-        if quotes and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
-                b"%" in b"".join(raw.split(b'"')[1::2])):
-            raise _Unvouched("a value name inside a string")
-        text = raw.decode()
-        made: list[_Binding] = []
-        if kind == "plain":
-            head = _HEAD.match(text)
-            if head is None:
-                raise _Unvouched("an op this reader does not read")
-            results_text = head.group(1)
-            if results_text and first_use - line_start < head.end(1):
-                # A tracked name among the results: its own definition (a view's), or a
-                # name defined again.
-                return self._definition_line(text, head, line, ids)
-            name = head.group(2)
-            bare = name.strip('"')
-            if results_text:
-                if bare != "arith.constant" and self._makes_view(
-                        bare, text[head.end(2):], name[0] == '"'):
-                    region = self._region_at(first_use)
-                    made = [_Binding(r, ids, line_end, region.end, line)
-                            for r in _results_of(results_text)]
-            elif _passes_values_out(bare):
-                region = self._region_at(first_use)
-                owner = region.owner
-                if owner is not None and owner.results and region.parent is not None:
-                    made = [_Binding(r, ids, line_end, region.parent.end, -1)
-                            for r in owner.results]
-            if extends:
-                order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
-                self._extend(ids, self._region_at(first_use), order, line)
-            return made
-        frame = what
-        assert isinstance(frame, OpFrame)
-        region = self._region_at(first_use)
-        if kind == "op":
-            head = _HEAD.match(text)
-            assert head is not None
-            if head.group(1) and first_use - line_start < head.end(1):
-                raise _Unvouched("a tracked name defined again")
-            if frame.results and self._makes_view(
-                    frame.name, text[head.end(2):text.rstrip().rfind("{")],
-                    head.group(2)[0] == '"'):
-                made = [_Binding(r, ids, line_end, region.end, line) for r in frame.results]
-        self._extend(ids, region, frame.end_order, self.frame_end_line[id(frame)])
-        return made
-
-    def _definition_line(self, text: str, head: re.Match[str], line: int,
-                         ids: frozenset[int]) -> list[_Binding]:
-        raise _Unvouched("a tracked name defined again")
-
-    def _extend(self, ids: frozenset[int], region: Region, end: int, end_line: int) -> None:
-        """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
-        end (the outermost such loop), else to the end of the op that uses it."""
-        live_end, live_end_line = self.live_end, self.live_end_line
-        for aid in ids:
-            depth = self.alloca_region[aid].depth
-            target_end, target_line = end, end_line
-            walk: Region | None = region
-            while walk is not None and walk.depth > depth:
-                owner = walk.owner
-                if owner is not None and owner.loop_like:
-                    target_end = owner.end_order
-                    target_line = self.frame_end_line[id(owner)]
-                walk = walk.parent
-            if live_end[aid] < target_end:
-                live_end[aid] = target_end
-                live_end_line[aid] = target_line
-
-    def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
-        return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
-
-
-_PLAIN_OP: tuple[str, object] = ("plain", None)
-_HEAD_BYTES = re.compile(_HEAD.pattern.encode())
 _DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
 _BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")
 _COMMENT: tuple[str, object] = ("comment", None)
-_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 
 
 def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
@@ -993,17 +649,3 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
                 if m is not None:
                     yield begin
                     break
-
-
-class _Binding:
-    """A name bound to allocas, in scope over data[scope_start:scope_end]."""
-
-    __slots__ = ("def_line", "ids", "name", "scope_end", "scope_start")
-
-    def __init__(self, name: str, ids: frozenset[int], scope_start: int, scope_end: int,
-                 def_line: int) -> None:
-        self.name = name
-        self.ids = ids
-        self.scope_start = scope_start
-        self.scope_end = scope_end
-        self.def_line = def_line
