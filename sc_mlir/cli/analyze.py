@@ -115,17 +115,17 @@ def analyze(
 
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     by = group_by.value if group_by is not None else None
-    # Each file is analysed (and its spaces made into JSON) as soon as it is read, while
+    # Each file is analyzed (and its spaces made into JSON) as soon as it is read, while
     # the worker processes read the next ones.
     file_by_file = FileByFileAnalysis(bounds)
     made: dict[int, dict[str, object]] = {}
 
-    def analyse_file(records: list[Allocation]) -> None:
+    def analyze_file(records: list[Allocation]) -> None:
         for report in file_by_file.add(records):
             if format is Format.json:
                 made[id(report)] = space_object(report, by)
 
-    dump = load_dump(source, jobs, load_settings(settings_file), quiet, on_file=analyse_file)
+    dump = load_dump(source, jobs, load_settings(settings_file), quiet, on_file=analyze_file)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)
     analysis = file_by_file.finish(dump).select(space, func)

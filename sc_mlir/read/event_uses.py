@@ -95,6 +95,8 @@ class UseSearch:
         find = data.find
         name_bytes = _NAME_BYTES
         # Each use one int, offset << 24 | the binding's index: ints sort fast.
+        if len(entries) >= 1 << 24:
+            raise Unvouched("more names than this reader counts")
         found: list[int] = []
         # A later use never ends earlier (it is in the same op, or in a loop that ends
         # later): only each alloca's last occurrence can move its last use. The others
@@ -116,8 +118,6 @@ class UseSearch:
                 for aid in entry.ids:
                     if last.get(aid, -1) < final:
                         last[aid] = final
-        if len(entries) >= 1 << 24:
-            raise Unvouched("more names than this reader counts")
         found.sort()
         finals = set(last.values())
         made: list[_Binding] = []
