@@ -491,9 +491,11 @@ def parse_alloca_line(results_text: str, text: str, body_at: int) -> AllocaSynta
 AllocaBody = _BodyParts
 
 
+@lru_cache(maxsize=1 << 16)
 def parse_alloca_body(text: str) -> AllocaBody:
     """An allocating op from its name to its type (no results, no location), as the parts
-    `AllocaSyntax` takes after `results`. Raises SyntaxProblem."""
+    `AllocaSyntax` takes after `results`. Raises SyntaxProblem (not cached: Python's cache
+    keeps results only)."""
     return _common_body(text) or _parse_body(text)
 
 
