@@ -14,6 +14,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -234,17 +235,16 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     if any(p.kernels for p in programs) and not jaxbridge.available():
         raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
+    def kernel_results() -> Iterator[FileResult]:
+        for program in programs:
+            yield from read_program_kernels(program, settings)
+            diagnostics.extend(program.diagnostics)  # its kernels' problems too, once read
+
     results: list[FileResult] = []
-    for result in _read_all(files, settings, jobs, progress):
+    for result in chain(_read_all(files, settings, jobs, progress), kernel_results()):
         results.append(result)
         if on_file is not None:
             on_file(result.records)
-    for program in programs:
-        for result in read_program_kernels(program, settings):
-            results.append(result)
-            if on_file is not None:
-                on_file(result.records)
-        diagnostics.extend(program.diagnostics)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
     for result in results:

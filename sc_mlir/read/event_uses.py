@@ -194,7 +194,7 @@ class UseSearch:
             if results_text and first_use - line_start < head.end(1):
                 # A tracked name among the results: its own definition (a view's), or a
                 # name defined again.
-                return self._definition_line(text, head, line, ids)
+                raise Unvouched("a tracked name defined again")
             name = head.group(2)
             bare = name.strip('"')
             if results_text:
@@ -227,10 +227,6 @@ class UseSearch:
                 made = [_Binding(r, ids, line_end, region.end, line) for r in frame.results]
         self._extend(ids, region, frame.end_order, self.frame_end_line[id(frame)])
         return made
-
-    def _definition_line(self, text: str, head: re.Match[str], line: int,
-                         ids: frozenset[int]) -> list[_Binding]:
-        raise Unvouched("a tracked name defined again")
 
     def _extend(self, ids: frozenset[int], region: Region, end: int, end_line: int) -> None:
         """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's

@@ -25,7 +25,7 @@ from array import array
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
-from sc_mlir.read.allocas import ALLOCATION_OPS
+from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
 from sc_mlir.read.event_uses import UseSearch
 from sc_mlir.read.lexicon import (
@@ -52,14 +52,13 @@ from sc_mlir.syntax.parse import (
 
 # The ops read as allocations are the careful reader's table, `allocas.ALLOCATION_OPS` (the
 # pretty names; the generic form is the same name in quotes): both readers capture the same.
-_ALLOCATION_OP = re.compile(
-    b"(?:" + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS) + rb")(?![\w$.\-])"
-)
+_ALLOCATION_OP_ALTERNATIVES = b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS)
+_ALLOCATION_OP = re.compile(rb"(?:" + _ALLOCATION_OP_ALTERNATIVES + rb")(?![\w$.\-])")
 # An allocation op alone on its line in its common shape: one result name, then the op
 # (`_alloca` reads the rest of the line).
 _SIMPLE_ALLOCA = re.compile(
     rb'[ \t]*(?P<result>%[\w$.\-]+) = (?P<op>(?P<quote>"?)(?:'
-    + b"|".join(re.escape(n.encode()) for n in ALLOCATION_OPS)
+    + _ALLOCATION_OP_ALTERNATIVES
     + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
 _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
 # Searching for the alternation in `_ALLOCATION_OP` tries it at every byte; a literal every
@@ -69,12 +68,12 @@ _NEEDLE = "alloc"
 assert all(_NEEDLE in name for name in ALLOCATION_OPS)
 _NEEDLE_AT = re.compile(re.escape(_NEEDLE.encode()))
 _NEEDLE_OFFSETS = tuple(sorted({name.index(_NEEDLE) for name in ALLOCATION_OPS}))
-_ALLOCATION_OP_NAMES = frozenset(ALLOCATION_OPS) | {f'"{n}"' for n in ALLOCATION_OPS}
 
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
 # UTF-8 go to the careful reader, which reports them and counts columns in characters).
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 _BRACKETS = b"()[]{}"
+_CONTINUATION_ALTERNATIVES = b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
 _PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
 _REGION_OPEN = re.compile(rb"\{\n")
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
@@ -84,14 +83,14 @@ _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
 # A line that starts an op matches none, so most lines cost no match object.
 _LINE_START = re.compile(
     rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
-    + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    + _CONTINUATION_ALTERNATIVES
     + rb")(?![\w$.])()|(?![%\"A-Za-z_])()))"
 )
 _OPEN_LINE = 1
 _OP_START = frozenset(bytes([c]) for c in
                       b'%"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_')
 _CONTINUATION_WORD = re.compile(
-    rb"[ \t]*+(?:" + b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
+    rb"[ \t]*+(?:" + _CONTINUATION_ALTERNATIVES
     + rb")(?![\w$.])"
 )
 _LOC_NAME = re.compile(rb"\n#loc(\d*) = ")
@@ -483,7 +482,7 @@ class _Reader(UseSearch):
     def _region_op(self, text: str, line: int, order: int, region: Region,
                    run_once: frozenset[str]) -> tuple[OpFrame, bool]:
         head = _HEAD.match(text)
-        if head is None or head.group(2) in _ALLOCATION_OP_NAMES:
+        if head is None or head.group(2) in _ALLOCA_NAMES:
             raise Unvouched("an op this reader does not read")
         name = head.group(2)
         if (name[0] != '"' and head.group(1) is None and name in _CONTINUATION_WORDS) or (
@@ -601,7 +600,7 @@ class _Reader(UseSearch):
     def _any_alloca(self, raw: str, line: int, order: int, region: Region,
                     line_start: int) -> None:
         head = _HEAD.match(raw)
-        if (head is None or head.group(2) not in _ALLOCATION_OP_NAMES
+        if (head is None or head.group(2) not in _ALLOCA_NAMES
                 or raw.count("(") != raw.count(")")
                 or raw.count("[") != raw.count("]")
                 or raw.count('"') % 2):
