@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sc_mlir.analysis.interference import build_graph
 from sc_mlir.analysis.report import (
@@ -50,8 +50,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
-    "Contributor", "Crossing", "PlacedAlloca", "RemovalStep", "SpaceReport", "analyze",
-    "analyze_records", "cheapest_fix",
+    "Contributor", "Crossing", "FileByFileAnalysis", "PlacedAlloca", "RemovalStep",
+    "ReportOutline", "SpaceReport", "analyze", "analyze_file", "analyze_records",
+    "any_crossing", "cheapest_fix", "order_reports", "select_reports",
 ]
 
 SPACE_COLUMNS = (
@@ -129,7 +130,7 @@ class Analysis:
 
     @property
     def has_crossing(self) -> bool:
-        return any(r.verdict in (OVERFLOW, ALLOCATOR_LIMITED) for r in self.reports)
+        return any_crossing(self.reports)
 
     @property
     def skipped_allocas(self) -> list[Diagnostic]:
@@ -138,17 +139,8 @@ class Analysis:
     def select(self, spaces: Iterable[str] | None = None, funcs: Iterable[str] | None = None
                ) -> Analysis:
         """The same analysis restricted to some spaces and funcs (names may use wildcards)."""
-        import fnmatch
-
-        reports = self.reports
-        if spaces:
-            wanted = list(spaces)
-            reports = [r for r in reports if any(_space_is(r, s) for s in wanted)]
-        if funcs:
-            patterns = list(funcs)
-            reports = [r for r in reports
-                       if any(fnmatch.fnmatchcase(r.func, p) for p in patterns)]
-        return Analysis(reports, self.diagnostics, self.bounds)
+        return Analysis(select_reports(self.reports, spaces, funcs), self.diagnostics,
+                        self.bounds)
 
     def groups(self, func: str, space: int | str, by: str = "source",
                file: str | None = None, chunk: int | None = None) -> Rollup:
@@ -158,7 +150,60 @@ class Analysis:
         return roll_up(self.report(func, space, file, chunk), by)
 
 
-def _space_is(report: SpaceReport, space: int | str) -> bool:
+@dataclass(frozen=True, slots=True)
+class ReportOutline:
+    """What is kept of a report once its output was made where its file was read (`sc-mlir
+    analyze --format json` over many files): what an analysis is ordered, selected and
+    judged by, so that the report itself need not travel from the worker process."""
+
+    file: str
+    chunk: int
+    module: str
+    func: str
+    memory_space: str | None
+    space_id: int | None
+    space_name: str
+    space_label: str
+    verdict: str
+    severity: tuple[int, float]
+
+    @classmethod
+    def of(cls, report: SpaceReport) -> ReportOutline:
+        return cls(report.file, report.chunk, report.module, report.func, report.memory_space,
+                   report.space_id, report.space_name, report.space_label, report.verdict,
+                   report.severity)
+
+
+_Report = TypeVar("_Report", SpaceReport, ReportOutline)
+
+
+def select_reports(reports: list[_Report], spaces: Iterable[str] | None = None,
+                   funcs: Iterable[str] | None = None) -> list[_Report]:
+    """The reports (or outlines) of some spaces and funcs (names may use wildcards), in
+    their order."""
+    import fnmatch
+
+    if spaces:
+        wanted = list(spaces)
+        reports = [r for r in reports if any(_space_is(r, s) for s in wanted)]
+    if funcs:
+        patterns = list(funcs)
+        reports = [r for r in reports
+                   if any(fnmatch.fnmatchcase(r.func, p) for p in patterns)]
+    return reports
+
+
+def order_reports(reports: list[_Report]) -> list[_Report]:
+    """Worst first: the order of `Analysis.reports` (stable: ties keep the dump's order)."""
+    return sorted(reports, key=_report_order)
+
+
+def any_crossing(reports: Iterable[SpaceReport | ReportOutline]) -> bool:
+    """Whether an allocation crosses its bound in any of these reports (or outlines)."""
+    return any(r.verdict in (OVERFLOW, ALLOCATOR_LIMITED) for r in reports)
+
+
+def _space_is(report: SpaceReport | ReportOutline, space: int | str) -> bool:
     return space_matches(space, report.space_id, report.space_name, report.memory_space)
 
 
@@ -225,14 +270,19 @@ def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]
         return [analyze_space(sorted(group, key=_order), bounds) for group in groups.values()]
 
 
-def _report_order(report: SpaceReport) -> tuple[int, str, int, str, str]:
+def _report_order(report: SpaceReport | ReportOutline
+                  ) -> tuple[tuple[int, float], str, int, str, str]:
     return (report.severity, report.file, report.chunk, report.func, report.space_label)
 
 
+def analyze_file(bounds: Bounds, records: Iterable[Allocation]) -> list[SpaceReport]:
+    """The reports of one file's records, in the order their groups first appear (unsorted);
+    `load(..., work=partial(analyze_file, bounds))` makes them where each file is read."""
+    return _reports(records, bounds)
+
+
 def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
-    reports = _reports(records, bounds)
-    reports.sort(key=_report_order)
-    return reports
+    return order_reports(_reports(records, bounds))
 
 
 class FileByFileAnalysis:
@@ -250,14 +300,17 @@ class FileByFileAnalysis:
 
     def add(self, records: Iterable[Allocation]) -> list[SpaceReport]:
         """Analyse one file's records; returns its reports."""
-        found = _reports(records, self.bounds)
-        self.reports.extend(found)
-        return found
+        return self.add_reports(_reports(records, self.bounds))
+
+    def add_reports(self, reports: list[SpaceReport]) -> list[SpaceReport]:
+        """Take one file's reports made elsewhere by `analyze_file(self.bounds, records)`
+        (in the worker process that read the file)."""
+        self.reports.extend(reports)
+        return reports
 
     def finish(self, dump: Dump) -> Analysis:
         """The analysis of the dump whose files were all added, in their order."""
-        return Analysis(sorted(self.reports, key=_report_order), list(dump.diagnostics),
-                        self.bounds)
+        return Analysis(order_reports(self.reports), list(dump.diagnostics), self.bounds)
 
 
 def _bounds_table(bounds: Bounds | Mapping[str, int] | None, chip: str | None,

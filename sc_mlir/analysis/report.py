@@ -37,6 +37,13 @@ class PlacedAlloca:
     on_stack_at_crossing: bool = False
     live_at_peak: bool = False
 
+    def __reduce__(self) -> tuple[type[PlacedAlloca], tuple[object, ...]]:
+        # Reports travel from the worker that analysed a file; the dataclass's own state
+        # functions walk `fields()` for every one of tens of thousands.
+        return (PlacedAlloca, (self.record, self.offset, self.upper_bound, self.padding,
+                               self.live_start, self.live_end, self.packed_offset,
+                               self.on_stack_at_crossing, self.live_at_peak))
+
     @property
     def words(self) -> int:
         return self.record.words or 0

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated
+from functools import partial
+from typing import Annotated, NamedTuple
 
 import typer
 
-from sc_mlir.analysis import SPACE_COLUMNS, FileByFileAnalysis, space_row
+from sc_mlir.analysis import (
+    SPACE_COLUMNS,
+    FileByFileAnalysis,
+    ReportOutline,
+    SpaceReport,
+    analyze_file,
+    any_crossing,
+    order_reports,
+    select_reports,
+    space_row,
+)
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
@@ -39,8 +50,10 @@ from sc_mlir.cli.app import (
     stdout_may_close,
 )
 from sc_mlir.cli.inputs import (
+    Facet,
     bounds_or_exit,
     check_selection,
+    facets_of,
     load_dump,
     load_settings,
     read_log_or_exit,
@@ -52,11 +65,14 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.formats.analysis_json import (
     GROUP_COLUMNS,
     analysis_object,
+    document,
     group_rows,
     space_object,
 )
 from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.allocation import Allocation
+from sc_mlir.model.bounds import Bounds
+from sc_mlir.model.dump import LoadSettings
 
 AllocationsOpt = Annotated[bool, typer.Option("--allocations", metavar=NO_METAVAR, help="JSON: "
                            "also list every alloca (what 'sc-mlir diff' needs to read a saved "
@@ -69,6 +85,62 @@ class GroupBy(StrEnum):
     source = "source"
     file = "file"
     name = "name"
+
+
+# One file's reports, and their spaces as JSON objects when the output is JSON.
+Analysed = tuple[list[SpaceReport], list[dict[str, object]]]
+
+
+def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
+                       records: list[Allocation]) -> Analysed:
+    """What `analyze` needs of one file, made where the file is read."""
+    reports = analyze_file(bounds, records)
+    return reports, [space_object(r, group_by) for r in reports] if as_json else []
+
+
+class Outlined(NamedTuple):
+    """One file's analysis as the JSON output needs it: the reports' outlines and spaces,
+    and what the selection checks read of its records."""
+
+    outlines: list[ReportOutline]
+    spaces: list[dict[str, object]]
+    facets: set[Facet]
+
+
+def outline_for_json(bounds: Bounds, group_by: str | None, records: list[Allocation]
+                     ) -> Outlined:
+    """What the JSON output needs of one file, made where the file is read: much less to
+    send back than the records and reports."""
+    reports = analyze_file(bounds, records)
+    return Outlined([ReportOutline.of(r) for r in reports],
+                    [space_object(r, group_by) for r in reports], facets_of(records))
+
+
+def json_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,
+                      bounds: Bounds, by: str | None, space: list[str] | None,
+                      func: list[str] | None, bound: list[str] | None) -> int:
+    """`analyze --format json` (without --allocations or --html): the processes that read
+    the files make their part of the output, and only that comes back. Gives the exit
+    code."""
+    outlines: list[ReportOutline] = []
+    made: dict[int, dict[str, object]] = {}
+    facets: set[Facet] = set()
+
+    def take(_: list[Allocation], worked: Outlined | None) -> None:
+        if worked is not None:  # else the file could not be read (a note says why)
+            outlines.extend(worked.outlines)
+            made.update(zip(map(id, worked.outlines), worked.spaces, strict=True))
+            facets.update(worked.facets)
+
+    dump = load_dump(source, jobs, settings, quiet, on_file=take,
+                     work=partial(outline_for_json, bounds, by), keep_records=False)
+    check_selection(facets, space, func)
+    warn_unused_bounds(facets, bound)
+    chosen = select_reports(order_reports(outlines), space, func)
+    with stdout_may_close():
+        sys.stdout.write(to_json(document(source, [made[id(o)] for o in chosen],
+                                          dump.diagnostics)))
+    return EXIT_CROSSING if any_crossing(chosen) else EXIT_OK
 
 
 GroupByOpt = Annotated[GroupBy | None, typer.Option("--group-by", help="Also roll up the "
@@ -115,17 +187,24 @@ def analyze(
 
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     by = group_by.value if group_by is not None else None
-    # Each file is analyzed (and its spaces made into JSON) as soon as it is read, while
-    # the worker processes read the next ones.
+    settings = load_settings(settings_file)
     file_by_file = FileByFileAnalysis(bounds)
+    if format is Format.json and not allocations and html is None:
+        raise typer.Exit(json_from_workers(source, jobs, settings, quiet, file_by_file.bounds,
+                                           by, space, func, bound))
+    # Each file is analysed (and its spaces made into JSON) by the process that read it,
+    # so a directory's files are analysed on every core.
     made: dict[int, dict[str, object]] = {}
 
-    def analyze_file(records: list[Allocation]) -> None:
-        for report in file_by_file.add(records):
-            if format is Format.json:
-                made[id(report)] = space_object(report, by)
+    def take(records: list[Allocation], worked: Analysed | None) -> None:
+        if worked is None:  # the file could not be read: it has no records
+            return
+        reports, objects = worked
+        file_by_file.add_reports(reports)
+        made.update(zip(map(id, reports), objects, strict=False))  # none: not JSON
 
-    dump = load_dump(source, jobs, load_settings(settings_file), quiet, on_file=analyze_file)
+    work = partial(analyze_for_output, file_by_file.bounds, by, format is Format.json)
+    dump = load_dump(source, jobs, settings, quiet, on_file=take, work=work)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)
     analysis = file_by_file.finish(dump).select(space, func)

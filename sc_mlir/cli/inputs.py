@@ -4,9 +4,9 @@ with every problem reported as a usage error (exit 2)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sc_mlir.cli.app import (
     err_console,
@@ -25,6 +25,7 @@ from sc_mlir.model.bounds import (
 )
 from sc_mlir.model.dump import (
     Dump,
+    FileWork,
     LoadSettings,
     NoMLIRFound,
     example_path,
@@ -43,14 +44,41 @@ def listing(items: list[str], limit: int = 12) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def space_list(records: list[Allocation]) -> list[str]:
+class Placed(Protocol):
+    """What the selection checks read of a record: an `Allocation`, or its `Facet`."""
+
+    @property
+    def space_id(self) -> int | None: ...
+    @property
+    def space_name(self) -> str: ...
+    @property
+    def memory_space(self) -> str | None: ...
+    @property
+    def func(self) -> str: ...
+
+
+class Facet(NamedTuple):
+    """A record as the selection checks see it (what the workers send instead of records
+    when only JSON is asked for)."""
+
+    space_id: int | None
+    space_name: str
+    memory_space: str | None
+    func: str
+
+
+def facets_of(records: list[Allocation]) -> set[Facet]:
+    return {Facet(r.space_id, r.space_name, r.memory_space, r.func) for r in records}
+
+
+def space_list(records: Iterable[Placed]) -> list[str]:
     """The memory spaces of some records as `id (name)` or `name`, sorted."""
     labels = {(r.space_id if r.space_id is not None else 1 << 62, r.space_name)
               for r in records}
     return [f"{sid} ({name})" if sid != 1 << 62 else name for sid, name in sorted(labels)]
 
 
-def check_selection(records: list[Allocation], spaces: list[str] | None,
+def check_selection(records: Collection[Placed], spaces: list[str] | None,
                     funcs: list[str] | None) -> None:
     """Every --space and every --func matches something in the dump, else exit 2 naming
     what the dump has."""
@@ -65,7 +93,7 @@ def check_selection(records: list[Allocation], spaces: list[str] | None,
                               f"{listing(names) or 'no allocas'}")
 
 
-def warn_unused_bounds(records: list[Allocation], assigned: list[str] | None) -> None:
+def warn_unused_bounds(records: Collection[Placed], assigned: list[str] | None) -> None:
     """A --bound for a space the dump lacks: a warning naming the spaces it has (config
     files may list more spaces than one dump uses, so only the command line is checked)."""
     for item in assigned or []:
@@ -103,10 +131,12 @@ def load_settings(config: Config) -> LoadSettings:
 
 def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
               quiet: bool = False,
-              on_file: Callable[[list[Allocation]], object] | None = None) -> Dump:
+              on_file: Callable[..., object] | None = None,
+              work: FileWork | None = None, keep_records: bool = True) -> Dump:
     try:
         with progress_bar(quiet) as hook:
-            dump = load(path, jobs=jobs, settings=settings, progress=hook, on_file=on_file)
+            dump = load(path, jobs=jobs, settings=settings, progress=hook, on_file=on_file,
+                        work=work, keep_records=keep_records)
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
     except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read
@@ -117,7 +147,7 @@ def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
     return dump
 
 
-def record_in_spaces(record: Allocation, wanted: list[str]) -> bool:
+def record_in_spaces(record: Placed, wanted: list[str]) -> bool:
     return any(space_matches(item, record.space_id, record.space_name, record.memory_space)
                for item in wanted)
 

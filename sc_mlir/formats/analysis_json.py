@@ -8,7 +8,7 @@ from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, p
 from sc_mlir.analysis.rollup import Rollup, roll_up
 from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE
 from sc_mlir.model.locations import SourceLocation
-from sc_mlir.read.scan import Diagnostic
+from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
 
 
 def location(loc: SourceLocation) -> dict[str, object]:
@@ -140,6 +140,17 @@ def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, 
     return found
 
 
+def document(path: str, spaces: list[dict[str, object]], diagnostics: list[Diagnostic]
+             ) -> dict[str, object]:
+    """The JSON contract around the `space_object`s of an analysis, in its order."""
+    return {
+        "path": path,
+        "spaces": spaces,
+        "diagnostics": [diagnostic(d) for d in diagnostics],
+        "skipped_allocas": sum(1 for d in diagnostics if is_skipped_allocation(d)),
+    }
+
+
 def analysis_object(analysis: Analysis, path: str, allocations: bool = False,
                     group_by: str | None = None,
                     made: Mapping[int, dict[str, object]] | None = None) -> dict[str, object]:
@@ -149,12 +160,8 @@ def analysis_object(analysis: Analysis, path: str, allocations: bool = False,
     reports already turned into JSON, by `id(report)` (the command makes them as each
     file is analysed)."""
     made = made or {}
-    result: dict[str, object] = {
-        "path": path,
-        "spaces": [made.get(id(r)) or space_object(r, group_by) for r in analysis.reports],
-        "diagnostics": [diagnostic(d) for d in analysis.diagnostics],
-        "skipped_allocas": len(analysis.skipped_allocas),
-    }
+    result = document(path, [made.get(id(r)) or space_object(r, group_by)
+                             for r in analysis.reports], analysis.diagnostics)
     if allocations:
         result["allocations"] = [placed_row(r, a) for r in analysis.reports for a in r.allocas]
     return result

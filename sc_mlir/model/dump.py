@@ -68,6 +68,11 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 )
 
 
+# Work on one file's records, done where the file is read: in a worker process it must pickle
+# (a module-level function, or a `functools.partial` of one).
+FileWork = Callable[[list[Allocation]], object]
+
+
 @dataclass(frozen=True)
 class FileSummary:
     path: str
@@ -81,6 +86,8 @@ class FileResult:
     summary: FileSummary
     records: list[Allocation]
     diagnostics: list[Diagnostic]
+    # What `load(..., work=)` made of the records, where they were read.
+    worked: object = None
 
 
 @dataclass(frozen=True)
@@ -104,10 +111,12 @@ class LoadSettings:
 
 
 def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
-              pool: Executor | None = None, on_bytes: BytesRead | None = None) -> FileResult:
+              pool: Executor | None = None, on_bytes: BytesRead | None = None,
+              work: FileWork | None = None, keep_records: bool = True) -> FileResult:
     """Scan one file and build its allocation records (runs in worker processes too). With
     `jobs` > 1 and a process `pool`, a large file is scanned in parts. `on_bytes` is told
-    the bytes scanned as the scan goes."""
+    the bytes scanned as the scan goes; `work(records)` becomes the result's `worked`, and
+    without `keep_records` the result holds no records (only what `work` made of them)."""
     settings = settings or LoadSettings()
     with paused_gc():
         try:
@@ -133,11 +142,14 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except Exception as exc:  # a bug must cost one file, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
-                      diagnostics)
+        # After the try: a failure of the caller's work is its own bug, not the file's.
+        worked = work(records) if work is not None else None
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
+                      records if keep_records else [], diagnostics, worked)
 
 
-def read_kernel(path: str, text: str, settings: LoadSettings) -> FileResult:
+def read_kernel(path: str, text: str, settings: LoadSettings,
+                work: FileWork | None = None, keep_records: bool = True) -> FileResult:
     """Scan a kernel held in memory (from a lowered program) as if it were a file."""
     with paused_gc():
         try:
@@ -146,11 +158,13 @@ def read_kernel(path: str, text: str, settings: LoadSettings) -> FileResult:
         except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)), records,
-                      diagnostics)
+        worked = work(records) if work is not None else None
+    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
+                      records if keep_records else [], diagnostics, worked)
 
 
 def _unread(path: str, why: str) -> FileResult:
+    # `worked` stays None: the caller's work is not done on a file that was not read.
     return FileResult(FileSummary(path, 0, 0, 0), [], [Diagnostic(path, 0, 0,
                                                                   f"file skipped: {why}")])
 
@@ -215,7 +229,8 @@ def allocation_row(record: Allocation) -> dict[str, object]:
 
 def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
          jobs: int | None = 1, progress: ProgressHook | None = None,
-         on_file: Callable[[list[Allocation]], object] | None = None) -> Dump:
+         on_file: Callable[..., object] | None = None, work: FileWork | None = None,
+         keep_records: bool = True) -> Dump:
     """Read a dump: a file or a directory (recursive, files found by content).
 
     `jobs` worker processes read files in parallel (None: all cores). Files that are not
@@ -227,8 +242,16 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
     were found, if it is absent). `on_file(records)` is called with each file's records as
     soon as they are read, in the order of `Dump.records` (work done there overlaps the
-    reading of the next files).
+    reading of the next files). With `work`, each file's records are first given to
+    `work(records)` where the file is read, in a worker process if it is read by one (so
+    the work is spread over the cores; `work` must pickle), and `on_file(records, answer)`
+    is called with its answer (None for a file that could not be read). With `work` and
+    not `keep_records`, the records are dropped once `work` has had them, so they need not
+    travel from the workers: `on_file` gets an empty list and `Dump.records` is empty (the
+    files' summaries and the diagnostics are all there).
     """
+    if not keep_records and work is None:
+        raise ValueError("keep_records=False needs work= (the records would be lost)")
     settings = settings or LoadSettings()
     files, skipped = discover(path)
     files, skipped, programs = split_programs(files, skipped)
@@ -237,13 +260,16 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     diagnostics = [_skip_note(s) for s in skipped]
     def kernel_results() -> Iterator[FileResult]:
         for program in programs:
-            yield from read_program_kernels(program, settings)
+            yield from read_program_kernels(program, settings, work, keep_records)
             diagnostics.extend(program.diagnostics)  # its kernels' problems too, once read
 
     results: list[FileResult] = []
-    for result in chain(_read_all(files, settings, jobs, progress), kernel_results()):
+    read = _read_all(files, settings, jobs, progress, work, keep_records)
+    for result in chain(read, kernel_results()):
         results.append(result)
-        if on_file is not None:
+        if on_file is not None and work is not None:
+            on_file(result.records, result.worked)
+        elif on_file is not None:
             on_file(result.records)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
@@ -257,10 +283,12 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     return dump
 
 
-def read_program_kernels(program: Program, settings: LoadSettings) -> list[FileResult]:
+def read_program_kernels(program: Program, settings: LoadSettings,
+                         work: FileWork | None = None, keep_records: bool = True
+                         ) -> list[FileResult]:
     """The kernels of a lowered program, each read as a file. Problems with single kernels
     are added to `program.diagnostics`."""
-    return [read_kernel(source.path, source.text, settings)
+    return [read_kernel(source.path, source.text, settings, work, keep_records)
             for source in kernel_sources(program)]
 
 
@@ -269,7 +297,8 @@ def _skip_note(skipped: Skipped) -> Diagnostic:
 
 
 def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
-              progress: ProgressHook | None) -> Iterator[FileResult]:
+              progress: ProgressHook | None, work: FileWork | None,
+              keep_records: bool) -> Iterator[FileResult]:
     workers = (os.cpu_count() or 1) if jobs is None else max(jobs, 1)
     sizes = [_size(path) for path in files]
     large = [size >= 2 * parts.MIN_PART_BYTES for size in sizes]
@@ -278,7 +307,8 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
         tracker = ByteProgress(progress, sum(sizes))
         for path in files:
             result = read_file(path, settings, jobs=workers,
-                               on_bytes=tracker.file(path) if progress else None)
+                               on_bytes=tracker.file(path) if progress else None, work=work,
+                               keep_records=keep_records)
             tracker.finish(path)
             yield result
         tracker.complete()
@@ -297,19 +327,21 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
                              initargs=(counter,)) as pool:
         pending: dict[int, Future[FileResult]] = {
-            i: pool.submit(read_file, path, settings, on_bytes=worker_bytes)
+            i: pool.submit(read_file, path, settings, on_bytes=worker_bytes, work=work,
+                           keep_records=keep_records)
             for i, path in enumerate(files) if not large[i]}
         for i, path in enumerate(files):
             if large[i]:
                 result = read_file(path, settings, jobs=workers, pool=pool,
-                                   on_bytes=tracker.file(path) if progress else None)
+                                   on_bytes=tracker.file(path) if progress else None,
+                                   work=work, keep_records=keep_records)
             else:
                 try:
                     future = pending.pop(i)
                     wait_reporting(future, tracker.file(path) if progress else None)
                     result = future.result()
                 except Exception:  # the worker died (out of memory...): read it here
-                    result = read_file(path, settings)
+                    result = read_file(path, settings, work=work, keep_records=keep_records)
             tracker.finish(path)
             yield result
     tracker.complete()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import REPO
 
@@ -40,3 +42,37 @@ def test_spaces_made_ahead_are_the_ones_written():
     spaces = analysis_object(analysis, "sample", made=made)["spaces"]
     assert spaces[0] == {"made": True}
     assert spaces[1:] == [space_object(r) for r in analysis.reports[1:]]
+
+
+def _where_and_how_many(records):
+    """Module level: the work goes to the worker processes by pickle."""
+    return os.getpid(), len(records)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_work_is_done_where_each_file_is_read(jobs):
+    answers: list[tuple[list, tuple[int, int]]] = []
+    path = REPO / "fixtures" / "passes"
+    dump = load(path, jobs=jobs, work=_where_and_how_many, keep_records=False,
+                on_file=lambda records, answer: answers.append((records, answer)))
+    whole = load(path)
+    assert dump.records == [] and all(records == [] for records, _ in answers)
+    assert dump.files == whole.files and dump.diagnostics == whole.diagnostics
+    # One answer per file, in the dump's order, each counting that file's records.
+    assert [n for _, (_, n) in answers] == [
+        sum(1 for r in whole.records if r.file == f.path) for f in whole.files]
+    pids = {pid for _, (pid, _) in answers}
+    if jobs == 1:
+        assert pids == {os.getpid()}
+    else:
+        assert os.getpid() not in pids
+
+
+def test_records_are_kept_unless_asked():
+    answers = []
+    dump = load(REPO / "fixtures" / "passes", jobs=2, work=_where_and_how_many,
+                on_file=lambda records, answer: answers.append((len(records), answer[1])))
+    assert len(dump.records) > 0
+    assert all(kept == counted for kept, counted in answers)
+    with pytest.raises(ValueError, match="needs work"):
+        load(REPO / "fixtures" / "passes", keep_records=False)

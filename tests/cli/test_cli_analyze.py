@@ -177,3 +177,54 @@ def test_scope_ops_from_the_config_replace_the_list(tmp_path, monkeypatch):
     _, out = analyze_json(str(GOLDEN / "nested_scopes.mlir"))
     # No tpu.region pops any more: 100 + 200 + 300 + 50 + 10.
     assert out["spaces"][0]["stack_peak_words"] == 660
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(("name", "options", "select"), [
+    ("passes", [], ((), ())),
+    ("pallas", ["--group-by", "source"], ((), ())),
+    ("golden", ["--space", "201", "--func", "s*"], (("201",), ("s*",))),
+    ("sample", ["--bound", "201=20000"], ((), ())),
+])
+def test_json_made_by_the_workers_is_the_library_analysis(tmp_path, jobs, name, options,
+                                                          select):
+    """Without --allocations, each worker makes its files' JSON and only that comes back:
+    the output must be the library's, byte for byte, exit code included."""
+    from sc_mlir.analysis import analyze
+    from sc_mlir.formats.analysis_json import analysis_object
+    from sc_mlir.formats.records import to_json
+    from sc_mlir.model.dump import load
+
+    path = tmp_path / name
+    path.mkdir()
+    for source in (FIXTURES / name).rglob("*"):
+        if source.is_file():
+            target = path / source.relative_to(FIXTURES / name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    (path / "zz_binary.mlir").write_bytes(b"\x00\x01 not text")  # a note in both outputs
+    result = run("analyze", str(path), "--format", "json", "--jobs", jobs, *options)
+    # The command's other path (--allocations: records and reports come back to this
+    # process), the allocations left out.
+    whole = run("analyze", str(path), "--format", "json", "--jobs", jobs, "--allocations",
+                *options)
+    assert "--allocations" not in result.stdout and whole.exit_code == result.exit_code
+    expected = json.loads(whole.stdout)
+    del expected["allocations"]
+    assert result.stdout == to_json(expected)
+    assert json.loads(result.stdout)["diagnostics"]
+    if "--bound" not in options:  # the library's bounds are then the command's
+        by = "source" if "--group-by" in options else None
+        analysis = analyze(load(path)).select(*select)
+        assert result.stdout == to_json(analysis_object(analysis, str(path), False, by))
+        assert result.exit_code == (1 if analysis.has_crossing else 0)
+
+
+def test_json_selection_checks_see_every_file():
+    result = run("analyze", str(FIXTURES / "passes"), "--format", "json", "--jobs", "2",
+                 "--space", "999")
+    assert result.exit_code == 2
+    assert "no memory space '999'" in result.output and "201" in result.output
+    result = run("analyze", str(FIXTURES / "passes"), "--format", "json", "--jobs", "2",
+                 "--func", "nothing_*")
+    assert result.exit_code == 2 and "no func matches" in result.output
