@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.analysis.rollup import Rollup, roll_up
+from sc_mlir.formats.records import to_json
 from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE
 from sc_mlir.model.locations import SourceLocation
 from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
@@ -149,6 +150,14 @@ def document(path: str, spaces: list[dict[str, object]], diagnostics: list[Diagn
         "diagnostics": [diagnostic(d) for d in diagnostics],
         "skipped_allocas": sum(1 for d in diagnostics if is_skipped_allocation(d)),
     }
+
+
+def document_text(path: str, space_texts: list[str], diagnostics: list[Diagnostic]) -> str:
+    """`to_json(document(...))` from spaces already written as JSON (`to_json(space_object(
+    ...))` each, written where their file was read), in the analysis's order."""
+    around = to_json(document(path, [], diagnostics))
+    head, _, tail = around.partition(',"spaces":[]')  # JSON escapes any `"` in the path
+    return f'{head},"spaces":[{",".join(text.rstrip() for text in space_texts)}]{tail}'
 
 
 def analysis_object(analysis: Analysis, path: str, allocations: bool = False,
