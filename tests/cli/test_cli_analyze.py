@@ -9,6 +9,7 @@ from conftest import FIXTURES
 from typer.testing import CliRunner
 
 from sc_mlir.cli import app
+from sc_mlir.read import jaxbridge
 
 runner = CliRunner()
 GOLDEN = FIXTURES / "golden"
@@ -185,6 +186,8 @@ def test_scope_ops_from_the_config_replace_the_list(tmp_path, monkeypatch):
     ("pallas", ["--group-by", "source"], ((), ())),
     ("golden", ["--space", "201", "--func", "s*"], (("201",), ("s*",))),
     ("sample", ["--bound", "201=20000"], ((), ())),
+    pytest.param("lowered", [], ((), ()), marks=pytest.mark.skipif(
+        not jaxbridge.available(), reason="a lowered program's kernels are read with jax")),
 ])
 def test_json_made_by_the_workers_is_the_library_analysis(tmp_path, jobs, name, options,
                                                           select):
