@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
     "Contributor", "Crossing", "FileByFileAnalysis", "PlacedAlloca", "RemovalStep",
-    "ReportOutline", "SpaceReport", "analyze", "analyze_file", "analyze_records",
-    "any_crossing", "cheapest_fix", "order_reports", "select_reports",
+    "ReportOutline", "SpaceReport", "analyze", "analyze_records", "any_crossing",
+    "cheapest_fix", "order_reports", "reports_of_file", "select_reports",
 ]
 
 SPACE_COLUMNS = (
@@ -158,7 +158,6 @@ class ReportOutline:
 
     file: str
     chunk: int
-    module: str
     func: str
     memory_space: str | None
     space_id: int | None
@@ -169,7 +168,9 @@ class ReportOutline:
 
     @classmethod
     def of(cls, report: SpaceReport) -> ReportOutline:
-        return cls(report.file, report.chunk, report.module, report.func, report.memory_space,
+        """The outline of a report: `order_reports`, `select_reports` and `any_crossing`
+        give the same answers on outlines as on the reports."""
+        return cls(report.file, report.chunk, report.func, report.memory_space,
                    report.space_id, report.space_name, report.space_label, report.verdict,
                    report.severity)
 
@@ -275,9 +276,10 @@ def _report_order(report: SpaceReport | ReportOutline
     return (report.severity, report.file, report.chunk, report.func, report.space_label)
 
 
-def analyze_file(bounds: Bounds, records: Iterable[Allocation]) -> list[SpaceReport]:
-    """The reports of one file's records, in the order their groups first appear (unsorted);
-    `load(..., work=partial(analyze_file, bounds))` makes them where each file is read."""
+def reports_of_file(bounds: Bounds, records: Iterable[Allocation]) -> list[SpaceReport]:
+    """The reports of one file's records, in the order their groups first appear (unsorted).
+    The bounds come first, so that `partial(reports_of_file, bounds)` is a `load(...,
+    work=)` that makes them in the process that reads each file."""
     return _reports(records, bounds)
 
 
@@ -303,7 +305,7 @@ class FileByFileAnalysis:
         return self.add_reports(_reports(records, self.bounds))
 
     def add_reports(self, reports: list[SpaceReport]) -> list[SpaceReport]:
-        """Take one file's reports made elsewhere by `analyze_file(self.bounds, records)`
+        """Take one file's reports made elsewhere by `reports_of_file(self.bounds, records)`
         (in the worker process that read the file)."""
         self.reports.extend(reports)
         return reports

@@ -14,9 +14,9 @@ from sc_mlir.analysis import (
     FileByFileAnalysis,
     ReportOutline,
     SpaceReport,
-    analyze_file,
     any_crossing,
     order_reports,
+    reports_of_file,
     select_reports,
     space_row,
 )
@@ -94,7 +94,7 @@ Analysed = tuple[list[SpaceReport], list[dict[str, object]]]
 def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
                        records: list[Allocation]) -> Analysed:
     """What `analyze` needs of one file, made where the file is read."""
-    reports = analyze_file(bounds, records)
+    reports = reports_of_file(bounds, records)
     return reports, [space_object(r, group_by) for r in reports] if as_json else []
 
 
@@ -111,7 +111,7 @@ def outline_for_json(bounds: Bounds, group_by: str | None, records: list[Allocat
                      ) -> Outlined:
     """What the JSON output needs of one file, made where the file is read: much less to
     send back than the records and reports."""
-    reports = analyze_file(bounds, records)
+    reports = reports_of_file(bounds, records)
     return Outlined([ReportOutline.of(r) for r in reports],
                     [to_json(space_object(r, group_by)) for r in reports], facets_of(records))
 
@@ -201,7 +201,8 @@ def analyze(
             return
         reports, objects = worked
         file_by_file.add_reports(reports)
-        made.update(zip(map(id, reports), objects, strict=False))  # none: not JSON
+        # `objects` is empty unless the output is JSON (the table and CSV are made here).
+        made.update(zip(map(id, reports), objects, strict=False))
 
     work = partial(analyze_for_output, file_by_file.bounds, by, format is Format.json)
     dump = load_dump(source, jobs, settings, quiet, on_file=take, work=work)

@@ -44,7 +44,7 @@ def listing(items: list[str], limit: int = 12) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-class Placed(Protocol):
+class InSpaceAndFunc(Protocol):
     """What the selection checks read of a record: an `Allocation`, or its `Facet`."""
 
     @property
@@ -68,17 +68,18 @@ class Facet(NamedTuple):
 
 
 def facets_of(records: list[Allocation]) -> set[Facet]:
+    """The distinct facets of some records: what the selection checks need of a file."""
     return {Facet(r.space_id, r.space_name, r.memory_space, r.func) for r in records}
 
 
-def space_list(records: Iterable[Placed]) -> list[str]:
+def space_list(records: Iterable[InSpaceAndFunc]) -> list[str]:
     """The memory spaces of some records as `id (name)` or `name`, sorted."""
     labels = {(r.space_id if r.space_id is not None else 1 << 62, r.space_name)
               for r in records}
     return [f"{sid} ({name})" if sid != 1 << 62 else name for sid, name in sorted(labels)]
 
 
-def check_selection(records: Collection[Placed], spaces: list[str] | None,
+def check_selection(records: Collection[InSpaceAndFunc], spaces: list[str] | None,
                     funcs: list[str] | None) -> None:
     """Every --space and every --func matches something in the dump, else exit 2 naming
     what the dump has."""
@@ -93,7 +94,7 @@ def check_selection(records: Collection[Placed], spaces: list[str] | None,
                               f"{listing(names) or 'no allocas'}")
 
 
-def warn_unused_bounds(records: Collection[Placed], assigned: list[str] | None) -> None:
+def warn_unused_bounds(records: Collection[InSpaceAndFunc], assigned: list[str] | None) -> None:
     """A --bound for a space the dump lacks: a warning naming the spaces it has (config
     files may list more spaces than one dump uses, so only the command line is checked)."""
     for item in assigned or []:
@@ -147,7 +148,7 @@ def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
     return dump
 
 
-def record_in_spaces(record: Placed, wanted: list[str]) -> bool:
+def record_in_spaces(record: InSpaceAndFunc, wanted: list[str]) -> bool:
     return any(space_matches(item, record.space_id, record.space_name, record.memory_space)
                for item in wanted)
 

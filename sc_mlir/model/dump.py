@@ -73,6 +73,11 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 FileWork = Callable[[list[Allocation]], object]
 
 
+class WorkFailed(RuntimeError):
+    """`load(..., work=)`'s work raised on a file's records: a bug of the caller, not a file
+    that cannot be read (so the file is not read again, as it is when a worker dies)."""
+
+
 @dataclass(frozen=True)
 class FileSummary:
     path: str
@@ -142,10 +147,16 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except Exception as exc:  # a bug must cost one file, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        # After the try: a failure of the caller's work is its own bug, not the file's.
-        worked = work(records) if work is not None else None
+        worked = _do(work, records, path) if work is not None else None
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
                       records if keep_records else [], diagnostics, worked)
+
+
+def _do(work: FileWork, records: list[Allocation], path: str) -> object:
+    try:
+        return work(records)
+    except Exception as exc:  # the caller's bug, not the file's
+        raise WorkFailed(f"work= failed on {path}: {type(exc).__name__}: {exc}") from exc
 
 
 def read_kernel(path: str, text: str, settings: LoadSettings,
@@ -158,7 +169,7 @@ def read_kernel(path: str, text: str, settings: LoadSettings,
         except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        worked = work(records) if work is not None else None
+        worked = _do(work, records, path) if work is not None else None
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
                       records if keep_records else [], diagnostics, worked)
 
@@ -252,6 +263,14 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     """
     if not keep_records and work is None:
         raise ValueError("keep_records=False needs work= (the records would be lost)")
+    if work is not None and jobs != 1:
+        import pickle
+
+        try:  # said here, not found out as a failed worker task per file
+            pickle.dumps(work)
+        except Exception as exc:
+            raise ValueError(f"work= must pickle to run in worker processes (a module-level "
+                             f"function or a partial of one), or pass jobs=1: {exc}") from None
     settings = settings or LoadSettings()
     files, skipped = discover(path)
     files, skipped, programs = split_programs(files, skipped)
@@ -340,7 +359,10 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
                     future = pending.pop(i)
                     wait_reporting(future, tracker.file(path) if progress else None)
                     result = future.result()
-                except Exception:  # the worker died (out of memory...): read it here
+                except WorkFailed:
+                    raise
+                except Exception:  # the worker died (out of memory...), or what it sent back
+                    # did not pickle (a location nested too deep...): read it here
                     result = read_file(path, settings, work=work, keep_records=keep_records)
             tracker.finish(path)
             yield result

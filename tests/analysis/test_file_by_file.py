@@ -7,10 +7,17 @@ import os
 import pytest
 from conftest import REPO
 
-from sc_mlir.analysis import FileByFileAnalysis, analyze
+from sc_mlir.analysis import (
+    FileByFileAnalysis,
+    ReportOutline,
+    analyze,
+    any_crossing,
+    order_reports,
+    select_reports,
+)
 from sc_mlir.formats.analysis_json import analysis_object, space_object
 from sc_mlir.formats.records import to_json
-from sc_mlir.model.dump import load
+from sc_mlir.model.dump import WorkFailed, load
 
 
 @pytest.mark.parametrize("name", ["sample", "passes", "pallas", "golden"])
@@ -76,3 +83,50 @@ def test_records_are_kept_unless_asked():
     assert all(kept == counted for kept, counted in answers)
     with pytest.raises(ValueError, match="needs work"):
         load(REPO / "fixtures" / "passes", keep_records=False)
+
+
+def _fails_on_nested(records):
+    if any("nested" in r.file for r in records):
+        raise ZeroDivisionError("a bug in the work")
+    return len(records)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_work_stops_the_load_naming_the_file(jobs):
+    with pytest.raises(WorkFailed, match=r"nested_scopes\.mlir: ZeroDivisionError"):
+        load(REPO / "fixtures" / "golden", jobs=jobs, work=_fails_on_nested,
+             on_file=lambda records, answer: None)
+
+
+def test_a_work_that_cannot_pickle_is_refused_before_reading():
+    with pytest.raises(ValueError, match="must pickle"):
+        load(REPO / "fixtures" / "golden", jobs=2, work=lambda records: 1,
+             on_file=lambda records, answer: None)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_gone_before_it_is_read_gets_no_answer(monkeypatch, tmp_path, jobs):
+    import sc_mlir.model.dump as dump_module
+
+    found = dump_module.discover(REPO / "fixtures" / "golden")
+    gone = str(tmp_path / "gone.mlir")
+    monkeypatch.setattr(dump_module, "discover", lambda path: ([gone, *found[0]], found[1]))
+    answers = []
+    dump = load(REPO / "fixtures" / "golden", jobs=jobs, work=_where_and_how_many,
+                keep_records=False, on_file=lambda records, answer: answers.append(answer))
+    assert answers[0] is None and all(a is not None for a in answers[1:])
+    assert any(d.file == gone and "cannot read" in d.message for d in dump.diagnostics)
+
+
+def test_outlines_are_ordered_selected_and_judged_as_their_reports():
+    analysis = analyze(load(REPO / "fixtures" / "pallas"), {"201": 20000})
+    reports = list(reversed(analysis.reports))  # out of order
+    outlines = [ReportOutline.of(r) for r in reports]
+    assert len({o.verdict for o in outlines}) > 1
+    for spaces, funcs in [((), ()), (("201",), ()), (("vmem", "smem"), ("*",)), ((), ("x*",))]:
+        chosen = select_reports(order_reports(reports), spaces, funcs)
+        assert [ReportOutline.of(r) for r in chosen] == select_reports(
+            order_reports(outlines), spaces, funcs)
+        assert any_crossing(chosen) == any_crossing(
+            select_reports(outlines, spaces, funcs))
+    assert order_reports(reports) == analysis.reports

@@ -53,3 +53,20 @@ def test_records_come_back_from_a_worker_whole(path: Path) -> None:
 def test_location_nodes_pickle_as_themselves(node: object) -> None:
     back = pickle.loads(pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == node and type(back) is type(node) and hash(back) == hash(node)
+
+
+def test_placed_allocas_come_back_from_a_worker_whole() -> None:
+    """Reports are made where a file is read; PlacedAlloca pickles as constructor arguments."""
+    from sc_mlir.analysis import analyze
+    from sc_mlir.model.dump import load
+
+    placed = [a for r in analyze(load(FIXTURES / "pallas")).reports for a in r.allocas]
+    assert any(a.live_at_peak for a in placed) and any(a.on_stack_at_crossing for a in placed)
+    back = pickle.loads(pickle.dumps(placed, protocol=pickle.HIGHEST_PROTOCOL))
+    for sent, received in zip(placed, back, strict=True):
+        assert type(received) is type(sent)
+        for name, value in fields_of(sent).items():
+            if name == "record":
+                assert fields_of(received.record)["name"] == sent.record.name
+            else:
+                assert getattr(received, name) == value, name
