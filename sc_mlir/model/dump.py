@@ -263,14 +263,6 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     """
     if not keep_records and work is None:
         raise ValueError("keep_records=False needs work= (the records would be lost)")
-    if work is not None and jobs != 1:
-        import pickle
-
-        try:  # said here, not found out as a failed worker task per file
-            pickle.dumps(work)
-        except Exception as exc:
-            raise ValueError(f"work= must pickle to run in worker processes (a module-level "
-                             f"function or a partial of one), or pass jobs=1: {exc}") from None
     settings = settings or LoadSettings()
     files, skipped = discover(path)
     files, skipped, programs = split_programs(files, skipped)
@@ -337,7 +329,14 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     # The workers add the bytes they scan to one shared counter. (The pool's module is
     # imported only here: reading one file in this process never needs it.)
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.reduction import ForkingPickler
 
+    if work is not None:  # with the pool's own pickler (no file is ever unpickled)
+        try:  # said once here, rather than found out as each file's task fails
+            ForkingPickler.dumps(work)
+        except Exception as exc:
+            raise ValueError(f"work= must pickle to run in worker processes (a module-level "
+                             f"function or a partial of one), or pass jobs=1: {exc}") from None
     warm_parsers()
     context = worker_context()
     counter = context.Value("q", 0) if progress else None
