@@ -25,8 +25,10 @@ from sc_mlir.model.allocation import (
     build_allocations,
 )
 from sc_mlir.model.spaces import SpaceMap
-from sc_mlir.read import jaxbridge, parts
+from sc_mlir.read import event_spans, jaxbridge, parts
 from sc_mlir.read.discover import Skipped, discover
+from sc_mlir.read.event_regions import Unvouched
+from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
 from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
 from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
@@ -47,7 +49,7 @@ from sc_mlir.read.scan import (
 )
 from sc_mlir.support.gcpause import paused_gc
 from sc_mlir.support.tables import frame_of
-from sc_mlir.syntax.parse import warm_parsers
+from sc_mlir.syntax.parse import SyntaxProblem, warm_parsers
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -91,8 +93,10 @@ class FileResult:
     summary: FileSummary
     records: list[Allocation]
     diagnostics: list[Diagnostic]
-    # What `load(..., work=)` made of the records, where they were read.
-    worked: object = None
+    # What `load(..., work=)` made of the records, where they were read: one answer per
+    # part the work was given (the whole file, or each span of a large one read in spans);
+    # None for a file that could not be read.
+    worked: list[object] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,10 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     the bytes scanned as the scan goes; `work(records)` becomes the result's `worked`, and
     without `keep_records` the result holds no records (only what `work` made of them)."""
     settings = settings or LoadSettings()
+    if work is not None and not keep_records and _size(path) >= event_spans.MIN_FILE_BYTES:
+        in_spans = _read_in_spans(path, settings, work, on_bytes)
+        if in_spans is not None:
+            return in_spans
     with paused_gc():
         try:
             # The fast reader first; the careful one reads what it does not vouch for, a
@@ -147,9 +155,40 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except Exception as exc:  # a bug must cost one file, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        worked = _do(work, records, path) if work is not None else None
+        worked = [_do(work, records, path)] if work is not None else None
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
                       records if keep_records else [], diagnostics, worked)
+
+
+def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
+                   on_bytes: BytesRead | None) -> FileResult | None:
+    """A large file read a span at a time (`read.event_spans`), each span's records given
+    to `work` and dropped: memory holds one span. None when the file is to be read whole:
+    a shape the span reader does not read, or one where the spans' records would not be
+    the file's (notes to make, which count over the whole file, or a func in two spans)."""
+    answers: list[object] = []
+    allocas = 0
+    seen: set[tuple[int, str, str]] = set()
+    try:
+        with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+            if not reader.open():
+                return None
+            for scan in reader.scans():
+                records, diagnostics = build_allocations(scan, settings.model)
+                funcs = {(r.chunk, r.module, r.func) for r in records}
+                if diagnostics or not funcs.isdisjoint(seen) or any(
+                        not r.func for r in records):
+                    reader.take_back()
+                    return None
+                seen |= funcs
+                allocas += len(scan.allocas)
+                answers.append(_do(work, records, path))
+    except (Unvouched, SyntaxProblem, UnicodeDecodeError):
+        reader.take_back()
+        return None
+    except OSError:
+        return None  # the whole-file readers report it
+    return FileResult(FileSummary(path, reader.lines, reader.ops, allocas), [], [], answers)
 
 
 def _do(work: FileWork, records: list[Allocation], path: str) -> object:
@@ -169,7 +208,7 @@ def read_kernel(path: str, text: str, settings: LoadSettings,
         except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        worked = _do(work, records, path) if work is not None else None
+        worked = [_do(work, records, path)] if work is not None else None
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
                       records if keep_records else [], diagnostics, worked)
 
@@ -259,7 +298,9 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     is called with its answer (None for a file that could not be read). With `work` and
     not `keep_records`, the records are dropped once `work` has had them, so they need not
     travel from the workers: `on_file` gets an empty list and `Dump.records` is empty (the
-    files' summaries and the diagnostics are all there).
+    files' summaries and the diagnostics are all there); and a large file may then be read
+    a span of whole funcs at a time, `work` and `on_file` called once per span, so that
+    memory holds one span (`read.event_spans`).
     """
     if not keep_records and work is None:
         raise ValueError("keep_records=False needs work= (the records would be lost)")
@@ -279,7 +320,8 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     for result in chain(read, kernel_results()):
         results.append(result)
         if on_file is not None and work is not None:
-            on_file(result.records, result.worked)
+            for answer in result.worked if result.worked is not None else [None]:
+                on_file(result.records, answer)
         elif on_file is not None:
             on_file(result.records)
     records: list[Allocation] = []

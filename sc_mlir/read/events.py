@@ -24,6 +24,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
+from mmap import mmap
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -279,37 +280,7 @@ class _Reader(UseSearch):
         return starts
 
     def _table(self, body_start: int, before: dict[str, str]) -> tuple[int, Mapping[str, str]]:
-        """Where the ops end, and the `#loc` table after them."""
-        data = self.data
-        end = len(data)
-        # The table holds no `}`: it starts after the file's last one (a search backwards),
-        # unless the ops hold none at all.
-        last_brace = data.rfind(b"}", body_start)
-        table_at = data.find(b"\n#", last_brace if last_brace >= 0 else body_start)
-        if table_at < 0:
-            return end, before
-        body_end = table_at + 1
-        if next(_allocation_ops(data, body_end, end), None) is not None:
-            raise Unvouched("an allocation op's name in the location table")
-        table_end = _LOC_TABLE.match(data, body_end).end()
-        if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
-            raise Unvouched("a location table line this reader does not read")
-        end = table_end  # blank lines may follow (XLA's dump files end with two)
-        names = _LOC_NAME.findall(data, body_end - 1)
-        bare = 1 if names and names[0] == b"" else 0  # `#loc` is number -1
-        numbers = array("q", [-1] * bare)
-        try:
-            numbers.extend(map(int, names[bare:]))
-        except ValueError:  # `#loc` after numbered ones: out of order
-            raise Unvouched("a location table out of order") from None
-        table = LocationTable(data, body_end, end, numbers, before)
-        # Tables are usually numbered one by one: compared as arrays, in C.
-        consecutive = not numbers or numbers == array(
-            "q", range(numbers[0], numbers[0] + len(numbers)))
-        if (not consecutive and any(a >= b for a, b in pairwise(numbers))) or any(
-                table._number(name) is not None for name in before):
-            raise Unvouched("a location table out of order, or defining an alias again")
-        return body_end, table
+        return trailing_table(self.data, body_start, before)
 
     # -- regions, ops and allocas ----------------------------------------------------
 
@@ -628,6 +599,42 @@ class _Reader(UseSearch):
         self.alloca_region.append(region)
         self.alloca_line_end.append(line_end)
         self.line_kind[alloca.line] = ("alloca", alloca)
+
+def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str]
+               ) -> tuple[int, Mapping[str, str]]:
+    """Where the ops end (the table's first byte, or the end of the text), and the `#loc`
+    table after them (`before` when there is none). Raises Unvouched for a table this
+    reader does not read."""
+    end = len(data)
+    # The table holds no `}`: it starts after the file's last one (a search backwards),
+    # unless the ops hold none at all.
+    last_brace = data.rfind(b"}", body_start)
+    table_at = data.find(b"\n#", last_brace if last_brace >= 0 else body_start)
+    if table_at < 0:
+        return end, before
+    body_end = table_at + 1
+    if next(_allocation_ops(data, body_end, end), None) is not None:
+        raise Unvouched("an allocation op's name in the location table")
+    table_end = _LOC_TABLE.match(data, body_end).end()
+    if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
+        raise Unvouched("a location table line this reader does not read")
+    end = table_end  # blank lines may follow (XLA's dump files end with two)
+    names = _LOC_NAME.findall(data, body_end - 1)
+    bare = 1 if names and names[0] == b"" else 0  # `#loc` is number -1
+    numbers = array("q", [-1] * bare)
+    try:
+        numbers.extend(map(int, names[bare:]))
+    except ValueError:  # `#loc` after numbered ones: out of order
+        raise Unvouched("a location table out of order") from None
+    table = LocationTable(data, body_end, end, numbers, before)
+    # Tables are usually numbered one by one: compared as arrays, in C.
+    consecutive = not numbers or numbers == array(
+        "q", range(numbers[0], numbers[0] + len(numbers)))
+    if (not consecutive and any(a >= b for a, b in pairwise(numbers))) or any(
+            table._number(name) is not None for name in before):
+        raise Unvouched("a location table out of order, or defining an alias again")
+    return body_end, table
+
 
 _DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
 _BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")

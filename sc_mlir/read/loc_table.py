@@ -6,6 +6,7 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from mmap import mmap
 
 _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
@@ -15,9 +16,10 @@ _INDEX_AFTER_LOOKUPS = 64
 class LocationTable(Mapping[str, str]):
     """The `#loc` aliases of a trailing location table, fetched by position when asked for:
     a dump has hundreds of thousands and a report needs a few. The table was checked to
-    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1). `data`
+    is the file's bytes, or a memory map of the file (which has `find` but no `index`)."""
 
-    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
+    def __init__(self, data: bytes | mmap, start: int, end: int, numbers: array[int],
                  before: Mapping[str, str]) -> None:
         self._data = data
         self._start, self._end = start, end
@@ -66,7 +68,7 @@ class LocationTable(Mapping[str, str]):
                 self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
                     data, self._start - 1, self._end)))
             line = self._offsets[bisect_left(self._numbers, number)] + 1
-            equals = data.index(b" = ", line)
+            equals = data.find(b" = ", line)
         else:
             line, equals = self._bisect(number)
         value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
@@ -80,13 +82,13 @@ class LocationTable(Mapping[str, str]):
         while low < high:
             middle = (low + high) // 2
             line = data.rfind(b"\n", self._start - 1, middle) + 1
-            equals = data.index(b" = ", line)
+            equals = data.find(b" = ", line)
             digits = data[line + 4 : equals]
             at = int(digits) if digits else -1
             if at == number:
                 return line, equals
             if at < number:
-                low = data.index(b"\n", line) + 1
+                low = data.find(b"\n", line) + 1
             else:
                 high = line
         raise KeyError(number)  # cannot happen in a checked table

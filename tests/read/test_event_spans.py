@@ -1,0 +1,238 @@
+"""A file read a span of top-level ops at a time (sc_mlir/read/event_spans.py) against the
+same file read whole by the fast reader: the same allocas and records, program points
+aside (each span counts them from its own start, so they are compared relative to the
+func's), and, through `load(..., work=, keep_records=False)`, the same analysis. Files or
+spans it does not read are read whole, with the same answers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_events import GENERATOR, mlir_files
+
+from sc_mlir.formats.analysis_json import space_object
+from sc_mlir.model.allocation import Allocation, build_allocations
+from sc_mlir.model.dump import load, read_file
+from sc_mlir.read import event_spans
+from sc_mlir.read.event_spans import SpanReader
+from sc_mlir.read.events import read_events
+from sc_mlir.read.records import FileScan, OpFrame, RawAlloca, ScanSettings
+
+CORPUS = REPO.parent / "shared" / "corpus"
+# Program points: counted from each span's start.
+_ORDERS = {"order", "scope_start", "scope_end", "live_end"}
+
+
+def func_of(frames: tuple[OpFrame, ...]) -> OpFrame | None:
+    return next((f for f in reversed(frames) if f.name.endswith("func")), None)
+
+
+def relative(value: int, base: OpFrame | None) -> int:
+    return value - base.order if base is not None and value >= 0 else value
+
+
+def frame_fields(frame: OpFrame, base: OpFrame | None) -> tuple:
+    # The frames of a span's top level count their siblings from the span's start.
+    sibling = frame.sibling_index if frame.parent is None or frame.parent.parent else None
+    return (frame.name, relative(frame.order, base), frame.line, frame.col, frame.header,
+            frame.results, sibling, frame.loop_like, frame.chunk, frame.top_index,
+            relative(frame.end_order, base), tuple(frame.trailer), frame.end_line,
+            frame.entry_block)
+
+
+def alloca_fields(alloca: RawAlloca) -> tuple:
+    base = func_of(alloca.frames)
+    frames = tuple(frame_fields(f, base) for f in alloca.frames if f.parent is not None)
+    return (alloca.line, alloca.col, alloca.text_col, alloca.text, alloca.results,
+            alloca.chunk, alloca.syntax, alloca.size_constants, alloca.live_end_line,
+            relative(alloca.order, base), relative(alloca.live_end, base), frames)
+
+
+def record_fields(record: Allocation, func_order: int) -> dict[str, object]:
+    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)
+              if f.name not in ("locations", "frames", "context")}
+    for name in _ORDERS & fields.keys():
+        value = fields[name]
+        fields[name] = value - func_order if isinstance(value, int) and value >= 0 else value
+    placement = record.placement
+    fields["placement"] = dataclasses.replace(
+        placement, scope_start=relative_order(placement.scope_start, func_order),
+        scope_end=relative_order(placement.scope_end, func_order))
+    fields["loc"] = record.loc
+    return fields
+
+
+def relative_order(value: int, base: int) -> int:
+    return value - base if value >= 0 else value
+
+
+def read_in_spans(path: Path, span_bytes: int) -> tuple[list[FileScan], SpanReader] | None:
+    with SpanReader(str(path), ScanSettings(), span_bytes=span_bytes) as reader:
+        if not reader.open():
+            return None
+        return list(reader.scans()), reader
+
+
+def generated(tmp_path: Path, form: str, locs: str, seed: int, size: int = 150_000) -> Path:
+    path = tmp_path / f"{form}_{locs}_{seed}.mlir"
+    GENERATOR.write_module(path, form, size, seed, locs)
+    return path
+
+
+def assert_spans_read_as_whole(path: Path, span_bytes: int) -> int:
+    """The number of spans; asserts they read as the whole file does."""
+    whole = read_events(str(path))
+    assert whole is not None, "the fast reader declines the file"
+    read = read_in_spans(path, span_bytes)
+    assert read is not None
+    scans, reader = read
+    assert [alloca_fields(a) for s in scans for a in s.allocas] == [
+        alloca_fields(a) for a in whole.allocas]
+    assert (reader.lines, reader.ops) == (whole.lines, whole.ops)
+    # Records: every field, program points relative to the func's first record's.
+    whole_records, whole_notes = build_allocations(whole)
+    span_records = []
+    for scan in scans:
+        records, notes = build_allocations(scan)
+        assert notes == [] or whole_notes
+        span_records.extend(records)
+    assert relative_records(span_records) == relative_records(whole_records)
+    return len(scans)
+
+
+def relative_records(records: list[Allocation]) -> list[dict[str, object]]:
+    first: dict[tuple[int, str, str], int] = {}
+    return [record_fields(r, first.setdefault((r.chunk, r.module, r.func), r.order))
+            for r in records]
+
+
+@pytest.mark.parametrize("form", ["generic", "pretty"])
+@pytest.mark.parametrize("locs", ["simple", "xla"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_generated_dumps_read_in_spans_as_whole(tmp_path, form, locs, seed):
+    path = generated(tmp_path, form, locs, seed)
+    assert assert_spans_read_as_whole(path, 4_000) > 1
+
+
+def test_corpus_files_read_in_spans_as_whole():
+    files = [p for p in mlir_files(CORPUS / "mosaic") if read_events(str(p)) is not None]
+    if not files:
+        pytest.skip(f"no corpus at {CORPUS} (read-only, shared; see tests/README)")
+    spans = 0
+    for path in files:
+        if read_in_spans(path, 200) is not None:
+            spans += assert_spans_read_as_whole(path, 200)
+    assert spans >= len(files)
+
+
+def _analysis_of(records: list[Allocation]) -> list[str]:
+    from sc_mlir.analysis import reports_of_file
+    from sc_mlir.model.bounds import build_bounds
+
+    reports = reports_of_file(build_bounds(None, None, None, None), records)
+    return [json.dumps(space_object(r), sort_keys=True) for r in reports]
+
+
+@pytest.mark.parametrize("form", ["generic", "pretty"])
+@pytest.mark.parametrize("locs", ["simple", "xla"])
+def test_load_in_spans_gives_the_whole_files_analysis(tmp_path, monkeypatch, form, locs):
+    path = generated(tmp_path, form, locs, 7, size=120_000)
+    whole = _analysis_of(load(path).records)
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    answers: list[list[str]] = []
+    dump = load(path, work=_analysis_of, keep_records=False,
+                on_file=lambda records, answer: answers.append(answer))
+    assert len(answers) > 2  # one per span
+    assert [s for answer in answers for s in answer] == whole
+    assert dump.files == load(path).files  # lines, ops and allocas of the whole file
+    assert dump.diagnostics == []
+
+
+def _heap_alloc(text: str) -> str:
+    return text.replace('"memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () '
+                        '-> memref<4096xi8, 201>',
+                        '"memref.alloc"() <{operandSegmentSizes = array<i32: 0, 0>}> : () '
+                        '-> memref<4096xi8, 201>', 1)
+
+
+def _comment_after_code(text: str) -> str:
+    at = text.index("\n", len(text) // 2)
+    return text[:at] + " // a note" + text[at:]
+
+
+def _same_func_twice(text: str) -> str:
+    return text.replace('sym_name = "sc_kernel_2"', 'sym_name = "sc_kernel_0"', 1)
+
+
+@pytest.mark.parametrize("damage", [_heap_alloc, _comment_after_code, _same_func_twice])
+def test_what_spans_cannot_say_is_read_whole(tmp_path, monkeypatch, damage):
+    """A note counted over the file (heap allocs), a line the fast reader declines, a func
+    name in two spans: the file is read whole, with the whole file's answers."""
+    path = generated(tmp_path, "generic", "xla", 3, size=120_000)
+    text = path.read_text()
+    changed = damage(text)
+    assert changed != text
+    path.write_text(changed)
+    expected = load(path)
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    answers: list[list[str]] = []
+    dump = load(path, work=_analysis_of, keep_records=False,
+                on_file=lambda records, answer: answers.append(answer))
+    assert len(answers) == 1  # read whole
+    assert answers[0] == _analysis_of(expected.records)
+    assert dump.diagnostics == expected.diagnostics and dump.files == expected.files
+    told: list[int] = []
+    read_file(str(path), work=_analysis_of, keep_records=False, on_bytes=told.append)
+    assert any(n < 0 for n in told) or damage is not _comment_after_code
+    assert sum(told) == path.stat().st_size  # the spans' bytes were taken back
+
+
+def test_a_file_not_shaped_as_one_module_is_not_read_in_spans(tmp_path):
+    path = tmp_path / "bare.mlir"
+    path.write_text("func.func @f() {\n  %a = memref.alloca() : memref<4xf32, 201>\n"
+                    "  return\n}\n")
+    assert read_in_spans(path, 10) is None
+    empty = tmp_path / "empty.mlir"
+    empty.write_bytes(b"")
+    assert read_in_spans(empty, 10) is None
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_command_reads_large_files_in_spans_and_says_the_same(tmp_path, monkeypatch, jobs):
+    """`analyze --format json` reads in spans (here made small); `--allocations` keeps the
+    records and reads each file whole: the same spaces, byte for byte."""
+    from typer.testing import CliRunner
+
+    from sc_mlir.cli import app
+    from sc_mlir.formats.records import to_json
+
+    for form, locs, seed in [("generic", "xla", 11), ("pretty", "simple", 12)]:
+        generated(tmp_path, form, locs, seed, size=150_000)
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    calls: list[int] = []
+    scans = SpanReader.scans
+
+    def counted(self):
+        for scan in scans(self):
+            calls.append(1)
+            yield scan
+
+    monkeypatch.setattr(SpanReader, "scans", counted)
+    runner = CliRunner()
+    result = runner.invoke(app, ["analyze", str(tmp_path), "--format", "json", "--jobs", jobs])
+    whole = runner.invoke(app, ["analyze", str(tmp_path), "--format", "json", "--jobs", jobs,
+                                "--allocations"])
+    assert result.exit_code == whole.exit_code and result.exit_code in (0, 1)
+    expected = json.loads(whole.stdout)
+    del expected["allocations"]
+    assert result.stdout == to_json(expected)
+    assert len(expected["spaces"]) > 4
+    if jobs == "1":  # (with workers, the spans are counted in their processes)
+        assert len(calls) > 4
