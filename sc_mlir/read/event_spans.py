@@ -10,6 +10,11 @@ once and shared by every span. Line numbers are the file's; program points count
 start of the span's text (they are compared only within a func, and a span holds its funcs
 whole). A span the fast reader declines (`Unvouched`) ends the reading: the caller then
 reads the file whole.
+
+A memory map faults if its file is cut short while mapped (SIGBUS, which ends the process):
+the file's size and modification time are checked before each span, and a file that
+changed is read whole (by `read`, which sees what is there). What is left is the moment
+between a check and the span's copy, and the `#loc` lookups made after the last span.
 """
 
 from __future__ import annotations
@@ -68,7 +73,8 @@ class SpanReader:
     def open(self) -> bool:
         """Whether the file has the shape read by spans (the table is checked here)."""
         self._handle = open(self.path, "rb")  # closed by __exit__
-        if os.fstat(self._handle.fileno()).st_size == 0:
+        self._stat = self._state()
+        if self._stat[0] == 0:
             return False
         data = self._map = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ)
         head = data[:MAX_HEAD_BYTES]
@@ -121,6 +127,8 @@ class SpanReader:
                 found = _FUNC_START.search(data, position + self.span_bytes, end)
                 if found is not None:
                     end = found.start() + 1
+            if self._state() != self._stat:
+                raise Unvouched("the file changed while it was read")
             span = data[position:end]
             scan = _Reader(self.head + span + self.close, self.path, self.settings).read()
             for chunk in scan.chunks:
@@ -135,6 +143,11 @@ class SpanReader:
             position = end
             yield scan
         self.lines = lines_before + self.tail_lines
+
+    def _state(self) -> tuple[int, int]:
+        assert self._handle is not None
+        status = os.fstat(self._handle.fileno())
+        return status.st_size, status.st_mtime_ns
 
     def take_back(self) -> None:
         """The bytes reported so far, taken back: the file is read again whole."""

@@ -236,3 +236,25 @@ def test_the_command_reads_large_files_in_spans_and_says_the_same(tmp_path, monk
     assert len(expected["spaces"]) > 4
     if jobs == "1":  # (with workers, the spans are counted in their processes)
         assert len(calls) > 4
+
+
+def test_a_file_that_changes_while_read_is_read_whole(tmp_path, monkeypatch):
+    """Before each span, the file's size and time are checked: a map of a file cut short
+    faults (SIGBUS) when read past its new end."""
+    path = generated(tmp_path, "generic", "xla", 5, size=120_000)
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    state = SpanReader._state
+    checks: list[int] = []
+
+    def touched_after_the_first_span(self):
+        size, time = state(self)
+        checks.append(size)
+        return (size, time + 1) if len(checks) > 2 else (size, time)
+
+    monkeypatch.setattr(SpanReader, "_state", touched_after_the_first_span)
+    answers: list[list[str]] = []
+    load(path, work=_analysis_of, keep_records=False,
+         on_file=lambda records, answer: answers.append(answer))
+    assert len(checks) == 3  # opened, first span read, the second refused
+    assert answers == [_analysis_of(load(path).records)]
