@@ -65,11 +65,11 @@ from sc_mlir.cli.inputs import (
 from sc_mlir.formats.analysis_json import (
     GROUP_COLUMNS,
     analysis_object,
-    document_text,
     group_rows,
     space_object,
+    write_document,
 )
-from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.formats.records import json_text, to_csv, to_json
 from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import Bounds
 from sc_mlir.model.dump import LoadSettings
@@ -113,7 +113,8 @@ def outline_for_json(bounds: Bounds, group_by: str | None, records: list[Allocat
     send back than the records and reports."""
     reports = reports_of_file(bounds, records)
     return Outlined([ReportOutline.of(r) for r in reports],
-                    [to_json(space_object(r, group_by)) for r in reports], facets_of(records))
+                    [json_text(space_object(r, group_by)) for r in reports],
+                    facets_of(records))
 
 
 def json_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,
@@ -138,8 +139,7 @@ def json_from_workers(source: str, jobs: int | None, settings: LoadSettings, qui
     warn_unused_bounds(facets, bound)
     chosen = select_reports(order_reports(outlines), space, func)
     with stdout_may_close():
-        sys.stdout.write(document_text(source, [made[id(o)] for o in chosen],
-                                       dump.diagnostics))
+        write_document(sys.stdout, source, (made[id(o)] for o in chosen), dump.diagnostics)
     return EXIT_CROSSING if any_crossing(chosen) else EXIT_OK
 
 

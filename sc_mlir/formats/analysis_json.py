@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TextIO
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.analysis.rollup import Rollup, roll_up
@@ -152,12 +153,22 @@ def document(path: str, spaces: list[dict[str, object]], diagnostics: list[Diagn
     }
 
 
-def document_text(path: str, space_texts: list[str], diagnostics: list[Diagnostic]) -> str:
-    """`to_json(document(...))` from spaces already written as JSON (`to_json(space_object(
-    ...))` each, written where their file was read), in the analysis's order."""
+def write_document(out: TextIO, path: str, space_texts: Iterable[str],
+                   diagnostics: list[Diagnostic]) -> None:
+    """Writes `to_json(document(...))` from spaces already written as JSON (`json_text(
+    space_object(...))` each, made where their file was read), in the analysis's order:
+    piece by piece, as a large dump's document would be several copies of itself in
+    memory if joined first."""
     around = to_json(document(path, [], diagnostics))
     head, _, tail = around.partition(',"spaces":[]')  # JSON escapes any `"` in the path
-    return f'{head},"spaces":[{",".join(text.rstrip() for text in space_texts)}]{tail}'
+    out.write(head)
+    out.write(',"spaces":[')
+    for i, text in enumerate(space_texts):
+        if i:
+            out.write(",")
+        out.write(text)
+    out.write("]")
+    out.write(tail)
 
 
 def analysis_object(analysis: Analysis, path: str, allocations: bool = False,

@@ -11,7 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 def to_json(value: object) -> str:
     """Compact JSON, one document and a newline (compact keeps the C encoder: outputs for
     large dumps are large)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default) + "\n"
+    return json_text(value) + "\n"
+
+
+def json_text(value: object) -> str:
+    """`to_json` without the newline: a part of a document written in parts."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_default)
 
 
 def _default(value: object) -> object:

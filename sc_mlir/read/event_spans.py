@@ -93,8 +93,9 @@ class SpanReader:
         self.head_lines = self.head.count(b"\n")
         try:
             _, prefix = _Reader(self.head, self.path, self.settings)._prefix()
-            body_end, self.table = trailing_table(data, len(self.head),
-                                                  prefix.chunks[-1].aliases)
+            body_end, self.table = trailing_table(
+                data, len(self.head), prefix.chunks[-1].aliases,
+                lambda start, end: _drop(data, start, end))
         except (Unvouched, UnicodeDecodeError):
             return False
         self.close_start = data.rfind(b"\n", 0, body_end - 1) + 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import pairwise
 from mmap import mmap
 
@@ -109,6 +109,9 @@ for _ in range(4):
                  + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
 _LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
+# The `#loc` table is read a block of lines at a time: a large file's table holds millions
+# of names, and their numbers are all that is kept.
+_TABLE_BLOCK = 8 << 20
 
 
 # Larger files are read by the careful reader, which holds one 4 MB block at a time: this
@@ -600,11 +603,13 @@ class _Reader(UseSearch):
         self.alloca_line_end.append(line_end)
         self.line_kind[alloca.line] = ("alloca", alloca)
 
-def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str]
-               ) -> tuple[int, Mapping[str, str]]:
+def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str],
+                   done_with: Callable[[int, int], None] | None = None
+                   ) -> tuple[int, Mapping[str, str]]:
     """Where the ops end (the table's first byte, or the end of the text), and the `#loc`
     table after them (`before` when there is none). Raises Unvouched for a table this
-    reader does not read."""
+    reader does not read. The table is read a block of lines at a time, each block given
+    to `done_with(start, end)` once read (a memory map's pages can then be given back)."""
     end = len(data)
     # The table holds no `}`: it starts after the file's last one (a search backwards),
     # unless the ops hold none at all.
@@ -613,19 +618,30 @@ def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str]
     if table_at < 0:
         return end, before
     body_end = table_at + 1
-    if next(_allocation_ops(data, body_end, end), None) is not None:
-        raise Unvouched("an allocation op's name in the location table")
-    table_end = _LOC_TABLE.match(data, body_end).end()
+    numbers = array("q")
+    block = body_end
+    while True:
+        # Blocks end at a line's end: the table's lines are matched whole.
+        block_end = data.find(b"\n", block + _TABLE_BLOCK) + 1 or end
+        if next(_allocation_ops(data, block, block_end), None) is not None:
+            raise Unvouched("an allocation op's name in the location table")
+        table_end = _LOC_TABLE.match(data, block, block_end).end()
+        names = _LOC_NAME.findall(data, block - 1, table_end)
+        bare = 1 if block == body_end and names and names[0] == b"" else 0
+        if bare:
+            numbers.append(-1)  # `#loc` is number -1
+        try:
+            numbers.extend(map(int, names[bare:]))
+        except ValueError:  # `#loc` after numbered ones: out of order
+            raise Unvouched("a location table out of order") from None
+        if done_with is not None:
+            done_with(block, block_end)
+        if table_end < block_end or block_end == end:
+            break
+        block = block_end
     if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
         raise Unvouched("a location table line this reader does not read")
     end = table_end  # blank lines may follow (XLA's dump files end with two)
-    names = _LOC_NAME.findall(data, body_end - 1)
-    bare = 1 if names and names[0] == b"" else 0  # `#loc` is number -1
-    numbers = array("q", [-1] * bare)
-    try:
-        numbers.extend(map(int, names[bare:]))
-    except ValueError:  # `#loc` after numbered ones: out of order
-        raise Unvouched("a location table out of order") from None
     table = LocationTable(data, body_end, end, numbers, before)
     # Tables are usually numbered one by one: compared as arrays, in C.
     consecutive = not numbers or numbers == array(

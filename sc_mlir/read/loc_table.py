@@ -72,7 +72,10 @@ class LocationTable(Mapping[str, str]):
         else:
             line, equals = self._bisect(number)
         value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
-        self._found[name] = value
+        if self._offsets is None:
+            # Until the index is made; past it, a lookup is cheap and a large file read in
+            # spans looks up most of its aliases: kept, they would hold the table twice.
+            self._found[name] = value
         return value
 
     def _bisect(self, number: int) -> tuple[int, int]:

@@ -424,3 +424,25 @@ def test_bytes_reported_by_a_reader_that_gives_up_are_taken_back():
     told.clear()
     assert scan_bytes(body.encode(), "x.mlir", on_bytes=told.append) is not None
     assert sum(told) == len(body) and len(told) >= 2
+
+
+@pytest.mark.parametrize("block", [1, 40, 333])
+def test_location_table_read_a_block_at_a_time(tmp_path, monkeypatch, block: int) -> None:
+    """The table is checked and numbered a block of lines at a time (8 MB; here tiny): the
+    same table, the same answers, whatever the blocks."""
+    monkeypatch.setattr(events, "_TABLE_BLOCK", block)
+    for seed, locs in [(1, "xla"), (2, "simple")]:
+        path = generated("generic", locs, 40_000, seed, tmp_path)
+        fast = read_events(str(path))
+        assert fast is not None
+        assert_same(fast, scan_file(str(path)))
+    text = ('module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc7)\n} loc(#loc)\n'
+            '#loc = loc(unknown)\n#loc3 = loc("a.py":1:2)\n#loc7 = loc("b"(#loc3))\n'
+            '#loc12 = loc(fused[#loc3, #loc7])\n\n\n')
+    fast = scan_bytes(text.encode())
+    assert fast is not None and dict(fast.chunks[0].aliases) == scan_text(text).chunks[0].aliases
+    for declined in ("#loc3 = loc(unknown)\n#loc = loc(unknown)\n",  # `#loc` after numbers
+                     "#loc3 = loc(unknown)\n%b = memref.alloca() : memref<4xf32>\n",
+                     "#loc3 = loc(unknown)\n\n#loc4 = loc(unknown)\n"):
+        text = 'module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc3)\n}\n' + declined
+        assert scan_bytes(text.encode()) is None, declined
