@@ -131,7 +131,10 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             span = data[position:end]
-            scan = _Reader(self.head + span + self.close, self.path, self.settings).read()
+            reader = _Reader(self.head + span + self.close, self.path, self.settings)
+            scan = reader.read()
+            if reader.top_ops != 1:  # it closes the module and opens another
+                raise Unvouched("a span outside the module the file opens with")
             for chunk in scan.chunks:
                 chunk.aliases = self.table  # type: ignore[assignment]  # read-only
             _shift_lines(scan, self.head_lines, lines_before - self.head_lines)

@@ -431,6 +431,7 @@ class _Reader(UseSearch):
             raise Unvouched("regions still open at the end")
         root.end = end
         self.root = root
+        self.top_ops = top_count  # region-holding ops at the top level
         self.last_body_line = line + data.count(b"\n", position, end) - 1
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
 

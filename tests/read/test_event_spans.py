@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,22 @@ def test_a_file_that_changes_while_read_is_read_whole(tmp_path, monkeypatch):
          on_file=lambda records, answer: answers.append(answer))
     assert len(checks) == 3  # opened, first span read, the second refused
     assert answers == [_analysis_of(load(path).records)]
+
+
+def test_a_second_module_is_read_whole(tmp_path, monkeypatch):
+    """Two modules: a span after the first one's end would be read inside the first."""
+    first = generated(tmp_path, "pretty", "simple", 8, size=60_000).read_text()
+    second = generated(tmp_path, "pretty", "simple", 9, size=60_000).read_text()
+    body_end = first.index("\n#loc")
+    other = re.sub(r" loc\(#loc\d+\)", "",  # its table is not there
+                   second[: second.index("\n#loc")].replace("@sc_kernel", "@other_kernel"))
+    path = tmp_path / "two_modules.mlir"
+    path.write_text(first[:body_end] + "\n" + other + first[body_end:])
+    assert read_events(str(path)) is not None  # the whole-file reader reads it
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 3_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    answers: list[list[str]] = []
+    load(path, work=_analysis_of, keep_records=False,
+         on_file=lambda records, answer: answers.append(answer))
+    assert answers == [_analysis_of(load(path).records)]
+    assert any('"module": "module#1"' in s for s in answers[0])
