@@ -183,11 +183,16 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                 seen |= funcs
                 allocas += len(scan.allocas)
                 answers.append(_do(work, records, path))
+    except WorkFailed:
+        raise
     except (Unvouched, SyntaxProblem, UnicodeDecodeError):
         reader.take_back()
         return None
     except OSError:
         return None  # the whole-file readers report it
+    except Exception:  # a bug in the span path must not cost the file: it is read whole
+        reader.take_back()
+        return None
     return FileResult(FileSummary(path, reader.lines, reader.ops, allocas), [], [], answers)
 
 

@@ -1,5 +1,5 @@
-"""A large file read by the fast reader one span of top-level ops at a time, from a memory
-map: what a file's analysis needs never requires the whole file in memory at once.
+"""A large file read by the fast reader one span of top-level ops at a time: what a file's
+analysis needs never requires the whole file in memory at once.
 
 The file must have the shape this reader knows: alias definitions and comments, one module
 whose opening line is the first op, its top-level ops, the module's closing line, then the
@@ -11,15 +11,14 @@ start of the span's text (they are compared only within a func, and a span holds
 whole). A span the fast reader declines (`Unvouched`) ends the reading: the caller then
 reads the file whole.
 
-A memory map faults if its file is cut short while mapped (SIGBUS, which ends the process):
-the file's size and modification time are checked before each span, and a file that
-changed is read whole (by `read`, which sees what is there). What is left is the moment
-between a check and the span's copy, and the `#loc` lookups made after the last span.
+The file is read with `os.pread`, never mapped: a map faults when its file is cut short
+meanwhile (SIGBUS, which ends the process), and dumps are rewritten by compiles that run
+again. A file whose size or modification time changes between spans, or that gives fewer
+bytes than asked, is read whole instead (by `read`, which sees what is there then).
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import re
 from collections.abc import Iterator
@@ -37,8 +36,10 @@ SPAN_BYTES = 2 << 20
 MIN_FILE_BYTES = 2 * SPAN_BYTES
 # The prefix is read again with every span: a file whose module starts later is read whole.
 MAX_HEAD_BYTES = 1 << 20
-# How much of the file is checked at a time outside the spans (the table's bytes).
-_BLOCK = 16 << 20
+# The file's end is searched backwards for its last `}` this much at a time.
+_BLOCK = 8 << 20
+# Read past a span's end to find where the next func starts (doubled for larger funcs).
+_LOOKAHEAD = 256 << 10
 _MODULE_OPEN = re.compile(rb'[ \t]*+(?:module\b|"builtin\.module"\(\) \()[^\n]*\{\n')
 _MODULE_CLOSE = re.compile(rb"[ \t]*+\}")
 
@@ -57,16 +58,12 @@ class SpanReader:
         self.lines = 0
         self.ops = 0
         self._handle: BinaryIO | None = None
-        self._map: mmap.mmap | None = None
 
     def __enter__(self) -> SpanReader:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        # The map is left open: the `#loc` table (in the records' locations) reads from it,
-        # and it is unmapped when the last of them goes.
-        self._map = None
         if self._handle is not None:
             self._handle.close()
 
@@ -74,10 +71,10 @@ class SpanReader:
         """Whether the file has the shape read by spans (the table is checked here)."""
         self._handle = open(self.path, "rb")  # closed by __exit__
         self._stat = self._state()
-        if self._stat[0] == 0:
+        size = self._stat[0]
+        if size == 0:
             return False
-        data = self._map = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ)
-        head = data[:MAX_HEAD_BYTES]
+        head = self._read(0, min(size, MAX_HEAD_BYTES))
         start = 0
         while True:  # alias definitions, comments and blank lines, then the module
             line_end = head.find(b"\n", start)
@@ -91,46 +88,39 @@ class SpanReader:
             return False
         self.head = head[: line_end + 1]
         self.head_lines = self.head.count(b"\n")
+        # The tail: the line of the file's last `}` (the module's end) and the table after
+        # it, which no `}` is in. Held in memory: the table is looked up while spans are
+        # read (a memory map of it would end the process if the file were cut meanwhile).
+        self.close_start = self._last_brace_line(size)
+        if self.close_start <= len(self.head):
+            return False
+        tail = self._read(self.close_start, size - self.close_start)
+        # What the whole-file reader checks of these bytes, which no span holds.
+        if tail.translate(None, _PLAIN_BYTES) or b'\\"' in tail or b"\\\\" in tail:
+            return False
         try:
             _, prefix = _Reader(self.head, self.path, self.settings)._prefix()
-            body_end, self.table = trailing_table(
-                data, len(self.head), prefix.chunks[-1].aliases,
-                lambda start, end: _drop(data, start, end))
+            close_end, self.table = trailing_table(tail, 0, prefix.chunks[-1].aliases)
         except (Unvouched, UnicodeDecodeError):
             return False
-        self.close_start = data.rfind(b"\n", 0, body_end - 1) + 1
-        close = data[self.close_start : body_end]
-        if self.close_start <= len(self.head) or not _MODULE_CLOSE.match(close):
+        close = tail[:close_end]
+        if close.count(b"\n") > 1 or not _MODULE_CLOSE.match(close):
             return False
         self.close = close if close.endswith(b"\n") else close + b"\n"
-        # What the whole-file reader checks of the table's bytes, which no span holds; and
-        # the lines from the module's end on.
-        self.tail_lines = 0 if data[-1:] == b"\n" else 1
-        for block in range(self.close_start, len(data), _BLOCK):
-            tail = data[block : block + _BLOCK + 1]
-            if tail.translate(None, _PLAIN_BYTES) or b'\\"' in tail or b"\\\\" in tail:
-                return False
-            self.tail_lines += tail.count(b"\n", 0, _BLOCK)
-        _drop(data, 0, len(data))  # the table's pages: each lookup faults a few back in
+        self.tail_lines = tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)
+        self._report(len(self.head))
         return True
 
     def scans(self) -> Iterator[FileScan]:
         """Each span's `FileScan`, its `#loc` aliases the file's table. Raises Unvouched
         (or `SyntaxProblem`) for a span the fast reader declines."""
-        data = self._map
-        assert data is not None
         position = len(self.head)
         lines_before = self.head_lines
         self.ops = 1  # the module
         while position < self.close_start:
-            end = self.close_start
-            if position + self.span_bytes < end:
-                found = _FUNC_START.search(data, position + self.span_bytes, end)
-                if found is not None:
-                    end = found.start() + 1
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
-            span = data[position:end]
+            span = self._span_at(position)
             reader = _Reader(self.head + span + self.close, self.path, self.settings)
             scan = reader.read()
             if reader.top_ops != 1:  # it closes the module and opens another
@@ -140,18 +130,66 @@ class SpanReader:
             _shift_lines(scan, self.head_lines, lines_before - self.head_lines)
             self.ops += scan.ops - 1
             lines_before += span.count(b"\n")
-            if self.on_bytes is not None:
-                self.on_bytes(end - position)
-                self.reported += end - position
-            _drop(data, position, end)
-            position = end
+            position += len(span)
+            self._report(len(span))
             yield scan
         self.lines = lines_before + self.tail_lines
+        self._report(self._stat[0] - self.close_start)
+
+    def _span_at(self, position: int) -> bytes:
+        """Whole top-level ops from `position`: about `span_bytes`, up to where a func
+        starts (or the module's end)."""
+        if position + self.span_bytes >= self.close_start:
+            return self._read(position, self.close_start - position)
+        window = self.span_bytes + _LOOKAHEAD
+        while True:
+            size = min(window, self.close_start - position)
+            block = self._read(position, size)
+            found = _FUNC_START.search(block, self.span_bytes)
+            if found is not None:
+                return block[: found.start() + 1]
+            if position + size >= self.close_start:
+                return block
+            window *= 2  # a func larger than the span
+
+    def _last_brace_line(self, size: int) -> int:
+        """Where the line holding the file's last `}` starts (0 when there is none),
+        searched backwards a block at a time."""
+        end = size
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            at = self._read(start, end - start).rfind(b"}")
+            if at >= 0:
+                return self._line_start(start + at)
+            end = start
+        return 0
+
+    def _line_start(self, offset: int) -> int:
+        end = offset
+        while end > 0:
+            start = max(0, end - _LOOKAHEAD)
+            newline = self._read(start, end - start).rfind(b"\n")
+            if newline >= 0:
+                return start + newline + 1
+            end = start
+        return 0
+
+    def _read(self, offset: int, size: int) -> bytes:
+        assert self._handle is not None
+        data = os.pread(self._handle.fileno(), size, offset)
+        if len(data) != size:
+            raise Unvouched("the file changed while it was read")
+        return data
 
     def _state(self) -> tuple[int, int]:
         assert self._handle is not None
         status = os.fstat(self._handle.fileno())
         return status.st_size, status.st_mtime_ns
+
+    def _report(self, size: int) -> None:
+        if self.on_bytes is not None and size:
+            self.on_bytes(size)
+            self.reported += size
 
     def take_back(self) -> None:
         """The bytes reported so far, taken back: the file is read again whole."""
@@ -182,14 +220,3 @@ def _shift_lines(scan: FileScan, after: int, shift: int) -> None:
         if frame.entry_block is not None and frame.entry_block[0] > after:
             line, col, text = frame.entry_block
             frame.entry_block = (line + shift, col, text)
-
-
-def _drop(data: mmap.mmap, start: int, end: int) -> None:
-    """Give back the map's pages in [start, end): read, they would count in the process's
-    memory until it ends."""
-    page = mmap.PAGESIZE
-    first = -(-start // page) * page
-    last = end // page * page
-    if last > first and hasattr(data, "madvise"):
-        data.madvise(mmap.MADV_DONTNEED, first, last - first)
-

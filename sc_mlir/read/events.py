@@ -22,9 +22,8 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from itertools import pairwise
-from mmap import mmap
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -604,13 +603,11 @@ class _Reader(UseSearch):
         self.alloca_line_end.append(line_end)
         self.line_kind[alloca.line] = ("alloca", alloca)
 
-def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str],
-                   done_with: Callable[[int, int], None] | None = None
+def trailing_table(data: bytes, body_start: int, before: dict[str, str]
                    ) -> tuple[int, Mapping[str, str]]:
     """Where the ops end (the table's first byte, or the end of the text), and the `#loc`
     table after them (`before` when there is none). Raises Unvouched for a table this
-    reader does not read. The table is read a block of lines at a time, each block given
-    to `done_with(start, end)` once read (a memory map's pages can then be given back)."""
+    reader does not read."""
     end = len(data)
     # The table holds no `}`: it starts after the file's last one (a search backwards),
     # unless the ops hold none at all.
@@ -635,8 +632,6 @@ def trailing_table(data: bytes | mmap, body_start: int, before: dict[str, str],
             numbers.extend(map(int, names[bare:]))
         except ValueError:  # `#loc` after numbered ones: out of order
             raise Unvouched("a location table out of order") from None
-        if done_with is not None:
-            done_with(block, block_end)
         if table_end < block_end or block_end == end:
             break
         block = block_end

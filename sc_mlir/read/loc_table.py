@@ -6,7 +6,6 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
-from mmap import mmap
 
 _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
@@ -16,10 +15,9 @@ _INDEX_AFTER_LOOKUPS = 64
 class LocationTable(Mapping[str, str]):
     """The `#loc` aliases of a trailing location table, fetched by position when asked for:
     a dump has hundreds of thousands and a report needs a few. The table was checked to
-    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1). `data`
-    is the file's bytes, or a memory map of the file (which has `find` but no `index`)."""
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
 
-    def __init__(self, data: bytes | mmap, start: int, end: int, numbers: array[int],
+    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
                  before: Mapping[str, str]) -> None:
         self._data = data
         self._start, self._end = start, end

@@ -278,3 +278,37 @@ def test_a_second_module_is_read_whole(tmp_path, monkeypatch):
          on_file=lambda records, answer: answers.append(answer))
     assert answers == [_analysis_of(load(path).records)]
     assert any('"module": "module#1"' in s for s in answers[0])
+
+
+_CUT: list[Path] = []
+
+
+def _cut_the_file_short(records):
+    """A compile writing the dump again while it is read (once)."""
+    path = Path(records[0].file)
+    if path not in _CUT:
+        _CUT.append(path)
+        text = path.read_bytes()
+        path.write_bytes(text[: len(text) // 3])
+    return len(records)
+
+
+def test_bytes_told_are_the_files_and_a_file_cut_meanwhile_is_read_as_it_is_then(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+    path = generated(tmp_path, "pretty", "xla", 4, size=120_000)
+    told: list[int] = []
+    result = read_file(str(path), work=len, keep_records=False, on_bytes=told.append)
+    assert len(result.worked) > 2 and all(n > 0 for n in told)  # in spans
+    assert sum(told) == path.stat().st_size
+    # Cut short after the first span: no fault (the file is read, never mapped), and the
+    # file is read whole as it is then, with the notes that go with it.
+    told.clear()
+    result = read_file(str(path), work=_cut_the_file_short, keep_records=False,
+                       on_bytes=told.append)
+    assert path.stat().st_size < 50_000
+    assert result.worked == [len(load(path).records)]
+    assert sum(told) >= path.stat().st_size
+    assert any("never closed" in d.message or "still open" in d.message
+               for d in result.diagnostics)
