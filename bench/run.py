@@ -159,9 +159,11 @@ def sc_mlir_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "sc_mlir.cli"]
 
 
-# sc-mlir with the fast reader turned off: every file read by the careful line reader.
-CAREFUL_COMMAND = [sys.executable, "-c", "import sys; from sc_mlir.read import events; "
-                   "events.MAX_FILE_BYTES = -1; from sc_mlir.cli import main; main()"]
+# sc-mlir with the fast reader turned off, read whole or in spans: every file read by the
+# careful line reader.
+CAREFUL_COMMAND = [sys.executable, "-c", "import sys; from sc_mlir.read import events, "
+                   "event_spans; events.MAX_FILE_BYTES = -1; event_spans.MIN_FILE_BYTES = "
+                   "1 << 62; from sc_mlir.cli import main; main()"]
 
 
 def run_sc_mlir(path: Path, expected: int, jobs: int | None = None,
