@@ -113,8 +113,9 @@ _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
 _TABLE_BLOCK = 8 << 20
 
 
-# Larger files are read by the careful reader, which holds one 4 MB block at a time: this
-# reader holds the whole file.
+# This reader holds the whole file: larger ones are read a span at a time
+# (`read.event_spans`, when only their analysis is wanted) or by the careful reader, which
+# holds one 4 MB block at a time.
 MAX_FILE_BYTES = 256 << 20
 PROGRESS_BYTES = 1 << 22  # as the careful reader's blocks
 
