@@ -188,12 +188,12 @@ def analyze(
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     by = group_by.value if group_by is not None else None
     settings = load_settings(settings_file)
-    file_by_file = FileByFileAnalysis(bounds)
     if format is Format.json and not allocations and html is None:
-        raise typer.Exit(json_from_workers(source, jobs, settings, quiet, file_by_file.bounds,
-                                           by, space, func, bound))
+        raise typer.Exit(json_from_workers(source, jobs, settings, quiet, bounds, by, space,
+                                           func, bound))
     # Each file is analysed (and its spaces made into JSON) by the process that read it,
     # so a directory's files are analysed on every core.
+    file_by_file = FileByFileAnalysis(bounds)
     made: dict[int, dict[str, object]] = {}
 
     def take(records: list[Allocation], worked: Analysed | None) -> None:
@@ -204,7 +204,7 @@ def analyze(
         # `objects` is empty unless the output is JSON (the table and CSV are made here).
         made.update(zip(map(id, reports), objects, strict=False))
 
-    work = partial(analyze_for_output, file_by_file.bounds, by, format is Format.json)
+    work = partial(analyze_for_output, bounds, by, format is Format.json)
     dump = load_dump(source, jobs, settings, quiet, on_file=take, work=work)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)

@@ -27,7 +27,6 @@ from sc_mlir.model.allocation import (
 from sc_mlir.model.spaces import SpaceMap
 from sc_mlir.read import event_spans, jaxbridge, parts
 from sc_mlir.read.discover import Skipped, discover
-from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
 from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
@@ -42,6 +41,7 @@ from sc_mlir.read.progress import (
 from sc_mlir.read.scan import (
     DEFAULT_RUN_ONCE_OPS,
     Diagnostic,
+    FileScan,
     ScanSettings,
     is_skipped_allocation,
     scan_file,
@@ -49,7 +49,7 @@ from sc_mlir.read.scan import (
 )
 from sc_mlir.support.gcpause import paused_gc
 from sc_mlir.support.tables import frame_of
-from sc_mlir.syntax.parse import SyntaxProblem, warm_parsers
+from sc_mlir.syntax.parse import warm_parsers
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -155,7 +155,13 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
         except Exception as exc:  # a bug must cost one file, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        worked = [_do(work, records, path)] if work is not None else None
+        return _result(path, scan, records, diagnostics, work, keep_records)
+
+
+def _result(path: str, scan: FileScan, records: list[Allocation],
+            diagnostics: list[Diagnostic], work: FileWork | None, keep_records: bool
+            ) -> FileResult:
+    worked = [_do(work, records, path)] if work is not None else None
     return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
                       records if keep_records else [], diagnostics, worked)
 
@@ -185,13 +191,8 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                 answers.append(_do(work, records, path))
     except WorkFailed:
         raise
-    except (Unvouched, SyntaxProblem, UnicodeDecodeError):
-        reader.take_back()
-        return None
-    except OSError:
-        return None  # the whole-file readers report it
-    except Exception:  # a bug in the span path must not cost the file: it is read whole
-        reader.take_back()
+    except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
+        reader.take_back()  # file is read whole, and the whole-file readers say what is wrong
         return None
     return FileResult(FileSummary(path, reader.lines, reader.ops, allocas), [], [], answers)
 
@@ -213,9 +214,7 @@ def read_kernel(path: str, text: str, settings: LoadSettings,
         except Exception as exc:  # a bug must cost one kernel, not the whole dump
             return _unread(path, f"sc-mlir failed on it ({type(exc).__name__}: {exc}); "
                            "please report this with the file")
-        worked = [_do(work, records, path)] if work is not None else None
-    return FileResult(FileSummary(path, scan.lines, scan.ops, len(scan.allocas)),
-                      records if keep_records else [], diagnostics, worked)
+        return _result(path, scan, records, diagnostics, work, keep_records)
 
 
 def _unread(path: str, why: str) -> FileResult:

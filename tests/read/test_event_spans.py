@@ -25,18 +25,19 @@ from sc_mlir.read.records import FileScan, OpFrame, RawAlloca, ScanSettings
 
 CORPUS = REPO.parent / "shared" / "corpus"
 # Program points: counted from each span's start.
-_ORDERS = {"order", "scope_start", "scope_end", "live_end"}
+_ORDERS = ("order", "live_end")  # (the scope's are in `placement`)
 
 
 def func_of(frames: tuple[OpFrame, ...]) -> OpFrame | None:
     return next((f for f in reversed(frames) if f.name.endswith("func")), None)
 
 
-def relative(value: int, base: OpFrame | None) -> int:
-    return value - base.order if base is not None and value >= 0 else value
+def relative(value: int, base: int | None) -> int:
+    """A program point relative to its func's (-1, never, stays)."""
+    return value - base if base is not None and value >= 0 else value
 
 
-def frame_fields(frame: OpFrame, base: OpFrame | None) -> tuple:
+def frame_fields(frame: OpFrame, base: int | None) -> tuple:
     # The frames of a span's top level count their siblings from the span's start.
     sibling = frame.sibling_index if frame.parent is None or frame.parent.parent else None
     return (frame.name, relative(frame.order, base), frame.line, frame.col, frame.header,
@@ -46,7 +47,8 @@ def frame_fields(frame: OpFrame, base: OpFrame | None) -> tuple:
 
 
 def alloca_fields(alloca: RawAlloca) -> tuple:
-    base = func_of(alloca.frames)
+    func = func_of(alloca.frames)
+    base = func.order if func is not None else None
     frames = tuple(frame_fields(f, base) for f in alloca.frames if f.parent is not None)
     return (alloca.line, alloca.col, alloca.text_col, alloca.text, alloca.results,
             alloca.chunk, alloca.syntax, alloca.size_constants, alloca.live_end_line,
@@ -56,19 +58,14 @@ def alloca_fields(alloca: RawAlloca) -> tuple:
 def record_fields(record: Allocation, func_order: int) -> dict[str, object]:
     fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)
               if f.name not in ("locations", "frames", "context")}
-    for name in _ORDERS & fields.keys():
-        value = fields[name]
-        fields[name] = value - func_order if isinstance(value, int) and value >= 0 else value
+    for name in _ORDERS:
+        fields[name] = relative(fields[name], func_order)
     placement = record.placement
     fields["placement"] = dataclasses.replace(
-        placement, scope_start=relative_order(placement.scope_start, func_order),
-        scope_end=relative_order(placement.scope_end, func_order))
+        placement, scope_start=relative(placement.scope_start, func_order),
+        scope_end=relative(placement.scope_end, func_order))
     fields["loc"] = record.loc
     return fields
-
-
-def relative_order(value: int, base: int) -> int:
-    return value - base if value >= 0 else value
 
 
 def read_in_spans(path: Path, span_bytes: int) -> tuple[list[FileScan], SpanReader] | None:
