@@ -27,6 +27,7 @@ from sc_mlir.read.scan import Diagnostic
 # The sniffer's verdict on HLO text, which has no MLIR in it: such files may be programs.
 _NOT_MLIR = "no MLIR found"
 _SEARCH_BLOCK = 4 << 20
+_TARGET_BYTES = TARGET.encode()
 
 
 @dataclass
@@ -73,7 +74,11 @@ def read_program(path: str) -> Program | None:
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
-            if not looks_like_program(head) or not _names_target(head, handle):
+            # A head shorter than asked for is the whole file: whether it names the target
+            # is then one search, cheaper than looking for the signals of a program first.
+            whole = len(head) < SNIFF_BYTES
+            if (whole and _TARGET_BYTES not in head) or not looks_like_program(head) or (
+                    not whole and not _names_target(head, handle)):
                 return None
             handle.seek(0)
             data = handle.read()
@@ -85,7 +90,7 @@ def read_program(path: str) -> Program | None:
 def _names_target(head: bytes, handle: BinaryIO) -> bool:
     """Whether the file names the target anywhere: searched block by block, so that a
     large dump that only looks like a program is never held in memory whole."""
-    target = TARGET.encode()
+    target = _TARGET_BYTES
     block = head
     while block:
         if target in block:
