@@ -390,10 +390,13 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
     worker_bytes = count_in_worker if progress else None
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker,
                              initargs=(counter,)) as pool:
-        pending: dict[int, Future[FileResult]] = {
-            i: pool.submit(read_file, path, settings, on_bytes=worker_bytes, work=work,
-                           keep_records=keep_records)
-            for i, path in enumerate(files) if not large[i]}
+        # Small files go in groups of consecutive files: a task per file costs this
+        # process a wake-up and a message each way, taken from the cores the workers use.
+        pending: dict[int, tuple[Future[list[FileResult]], int]] = {}
+        for group in _task_groups(sizes, large, workers):
+            future = pool.submit(_read_group, [files[i] for i in group], settings,
+                                 worker_bytes, work, keep_records)
+            pending.update((i, (future, place)) for place, i in enumerate(group))
         for i, path in enumerate(files):
             if large[i]:
                 result = read_file(path, settings, jobs=workers, pool=pool,
@@ -401,9 +404,9 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
                                    work=work, keep_records=keep_records)
             else:
                 try:
-                    future = pending.pop(i)
-                    wait_reporting(future, tracker.file(path) if progress else None)
-                    result = future.result()
+                    group_future, place = pending.pop(i)
+                    wait_reporting(group_future, tracker.file(path) if progress else None)
+                    result = group_future.result()[place]
                 except WorkFailed:
                     raise
                 except Exception:  # the worker died (out of memory...), or what it sent back
@@ -412,6 +415,42 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             tracker.finish(path)
             yield result
     tracker.complete()
+
+
+TASKS_PER_WORKER = 16
+
+
+def _task_groups(sizes: list[int], large: list[bool], workers: int) -> list[list[int]]:
+    """The small files (indexes, in order) in groups of consecutive files, each a worker's
+    task: groups of about 1/TASKS_PER_WORKER of a worker's share of the bytes, few enough
+    that the tasks cost little, many enough that the workers end close together.
+
+    >>> _task_groups([1] * 64, [False] * 64, workers=2)[:3]  # 2 bytes a group
+    [[0, 1], [2, 3], [4, 5]]
+    >>> _task_groups([3, 3, 1, 1, 50, 9], [False] * 4 + [True] + [False], workers=1)
+    [[0], [1], [2], [3], [5]]
+    """
+    small = [i for i, is_large in enumerate(large) if not is_large]
+    target = sum(sizes[i] for i in small) / (workers * TASKS_PER_WORKER)
+    groups: list[list[int]] = []
+    group: list[int] = []
+    group_bytes = 0
+    for i in small:
+        if group and group_bytes + sizes[i] > target:
+            groups.append(group)
+            group, group_bytes = [], 0
+        group.append(i)
+        group_bytes += sizes[i]
+    if group:
+        groups.append(group)
+    return groups
+
+
+def _read_group(paths: list[str], settings: LoadSettings, on_bytes: BytesRead | None,
+                work: FileWork | None, keep_records: bool) -> list[FileResult]:
+    """A worker's task: `read_file` on each of a group of files."""
+    return [read_file(path, settings, on_bytes=on_bytes, work=work, keep_records=keep_records)
+            for path in paths]
 
 
 def worker_context() -> BaseContext:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 
 import pytest
 from conftest import REPO
@@ -73,6 +74,56 @@ def test_work_is_done_where_each_file_is_read(jobs):
         assert pids == {os.getpid()}
     else:
         assert os.getpid() not in pids
+
+
+def _golden_four_times(directory):
+    """Sixteen small files, in four runs of the golden fixtures."""
+    for copy in range(4):
+        for source in sorted((REPO / "fixtures" / "golden").glob("*.mlir")):
+            (directory / f"{copy}_{source.name}").write_bytes(source.read_bytes())
+    return directory
+
+
+@pytest.mark.parametrize("tasks_per_worker", [1, 2])
+def test_small_files_go_to_the_workers_in_groups(monkeypatch, tmp_path, tasks_per_worker):
+    import sc_mlir.model.dump as dump_module
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", tasks_per_worker)
+    path = _golden_four_times(tmp_path)
+    answers: list[tuple[int, int]] = []
+    load(path, jobs=2, work=_where_and_how_many, keep_records=False,
+         on_file=lambda records, answer: answers.append(answer))
+    whole = load(path)
+    assert len(whole.files) > 2 * 2 * tasks_per_worker
+    assert [n for _, n in answers] == [
+        sum(1 for r in whole.records if r.file == f.path) for f in whole.files]
+    # A group is one task, read by one worker: the pids change at most between groups.
+    changes = sum(1 for a, b in pairwise(answers) if a[0] != b[0])
+    assert changes < 2 * tasks_per_worker
+
+
+def _dies_in_a_worker_on_nested(parent: int, records):
+    if os.getpid() != parent and any("nested" in r.file for r in records):
+        os._exit(3)  # as the kernel's out-of-memory killer would end it
+    return os.getpid(), len(records)
+
+
+def test_files_of_a_dead_workers_group_are_read_here(monkeypatch, tmp_path):
+    import functools
+
+    import sc_mlir.model.dump as dump_module
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 1)  # two groups: many files each
+    path = _golden_four_times(tmp_path)
+    answers: list[tuple[int, int]] = []
+    dump = load(path, jobs=2, work=functools.partial(_dies_in_a_worker_on_nested, os.getpid()),
+                keep_records=False, on_file=lambda records, answer: answers.append(answer))
+    whole = load(path)
+    assert dump.files == whole.files and dump.diagnostics == whole.diagnostics
+    assert [n for _, n in answers] == [
+        sum(1 for r in whole.records if r.file == f.path) for f in whole.files]
+    nested = [i for i, f in enumerate(whole.files) if "nested" in f.path]
+    assert nested and all(answers[i][0] == os.getpid() for i in nested)
 
 
 def test_records_are_kept_unless_asked():
