@@ -154,9 +154,16 @@ class LocationTable:
                                   inner.end_col, inner.names, callers,
                                   inner.problems + outer.problems)
         if isinstance(loc, FusedLoc):
-            resolved = [self._memo(part) for part in loc.locations]
-            return next((r for r in resolved if r.file is not None),
-                        resolved[0] if resolved else UNRESOLVED)
+            # The first part with a file is the answer: the parts after it are not
+            # resolved (XLA fuses two or more chains, and the first usually has a file).
+            first: SourceLocation | None = None
+            for part in loc.locations:
+                resolved = self._memo(part)
+                if resolved.file is not None:
+                    return resolved
+                if first is None:
+                    first = resolved
+            return first if first is not None else UNRESOLVED
         return UNRESOLVED  # None, UnknownLoc
 
     def _resolve(self, loc: Location) -> SourceLocation:
