@@ -182,6 +182,7 @@ class _Reader(UseSearch):
         # op, table line or alias definition does.)
         if b"\\" in data and (b'\\"' in data or b"\\\\" in data):
             raise Unvouched("an escaped quote or backslash")
+        file_bytes = len(data)  # what progress counts: not the newline added below
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
         self.lines = data.count(b"\n")
@@ -221,9 +222,9 @@ class _Reader(UseSearch):
         for alloca in allocas:
             alloca.live_end = self.live_end[alloca.index]
             alloca.live_end_line = self.live_end_line[alloca.index]
-        if self.on_bytes is not None and len(self.data) > self.reported:
-            self.on_bytes(len(self.data) - self.reported)  # the rest, liveness included
-            self.reported = len(self.data)
+        if self.on_bytes is not None and file_bytes > self.reported:
+            self.on_bytes(file_bytes - self.reported)  # the rest, liveness included
+            self.reported = file_bytes
         return FileScan(self.path, allocas, chunks, list(prefix_scan.diagnostics),
                         self.lines, self.ops, self.funcs)
 

@@ -426,6 +426,18 @@ def test_bytes_reported_by_a_reader_that_gives_up_are_taken_back():
     assert sum(told) == len(body) and len(told) >= 2
 
 
+def test_a_file_without_a_final_newline_reports_its_own_size():
+    """The reader reads such a text with a newline added: the byte added is not the
+    file's (a progress bar would go past its total)."""
+    from sc_mlir.read.events import scan_bytes
+
+    text = b"func.func @f() {\n  %a = memref.alloca() : memref<4xf32, 201>\n  return\n}"
+    told: list[int] = []
+    scan = scan_bytes(text, "x.mlir", on_bytes=told.append)
+    assert scan is not None and len(scan.allocas) == 1
+    assert sum(told) == len(text)
+
+
 @pytest.mark.parametrize("block", [1, 40, 333])
 def test_location_table_read_a_block_at_a_time(tmp_path, monkeypatch, block: int) -> None:
     """The table is checked and numbered a block of lines at a time (8 MB; here tiny): the
