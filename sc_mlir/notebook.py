@@ -236,4 +236,5 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     return as_notebook(dump_layer.load(path, settings=settings, jobs=jobs, progress=progress))
 
 
-load.__doc__ = dump_layer.load.__doc__
+# The model's text without its hooks' paragraph: this function has none of them.
+load.__doc__ = (dump_layer.load.__doc__ or "").split("\n\n    For the layers above")[0]

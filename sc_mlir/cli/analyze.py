@@ -127,14 +127,14 @@ def json_from_workers(source: str, jobs: int | None, settings: LoadSettings, qui
     made: dict[int, str] = {}
     facets: set[Facet] = set()
 
-    def take(_: list[Allocation], worked: Outlined | None) -> None:
+    def take(worked: Outlined | None) -> None:
         if worked is not None:  # else the file could not be read (a note says why)
             outlines.extend(worked.outlines)
             made.update(zip(map(id, worked.outlines), worked.spaces, strict=True))
             facets.update(worked.facets)
 
-    dump = load_dump(source, jobs, settings, quiet, on_file=take,
-                     work=partial(outline_for_json, bounds, by), keep_records=False)
+    dump = load_dump(source, jobs, settings, quiet, work=partial(outline_for_json, bounds, by),
+                     on_answer=take, keep_records=False)
     check_selection(facets, space, func)
     warn_unused_bounds(facets, bound)
     chosen = select_reports(order_reports(outlines), space, func)
@@ -196,7 +196,7 @@ def analyze(
     file_by_file = FileByFileAnalysis(bounds)
     made: dict[int, dict[str, object]] = {}
 
-    def take(records: list[Allocation], worked: Analysed | None) -> None:
+    def take(worked: Analysed | None) -> None:
         if worked is None:  # the file could not be read: it has no records
             return
         reports, objects = worked
@@ -205,7 +205,7 @@ def analyze(
         made.update(zip(map(id, reports), objects, strict=False))
 
     work = partial(analyze_for_output, bounds, by, format is Format.json)
-    dump = load_dump(source, jobs, settings, quiet, on_file=take, work=work)
+    dump = load_dump(source, jobs, settings, quiet, work=work, on_answer=take)
     check_selection(dump.records, space, func)
     warn_unused_bounds(dump.records, bound)
     analysis = file_by_file.finish(dump).select(space, func)

@@ -132,12 +132,13 @@ def load_settings(config: Config) -> LoadSettings:
 
 def load_dump(path: str, jobs: int | None, settings: LoadSettings | None = None,
               quiet: bool = False,
-              on_file: Callable[..., object] | None = None,
-              work: FileWork | None = None, keep_records: bool = True) -> Dump:
+              work: FileWork | None = None,
+              on_answer: Callable[[object], object] | None = None,
+              keep_records: bool = True) -> Dump:
     try:
         with progress_bar(quiet) as hook:
-            dump = load(path, jobs=jobs, settings=settings, progress=hook, on_file=on_file,
-                        work=work, keep_records=keep_records)
+            dump = load(path, jobs=jobs, settings=settings, progress=hook, work=work,
+                        on_answer=on_answer, keep_records=keep_records)
     except FileNotFoundError as exc:
         raise usage_error(str(exc)) from None
     except (JaxMissing, JaxApiError) as exc:  # embedded Pallas kernels that cannot be read

@@ -283,7 +283,8 @@ def allocation_row(record: Allocation) -> dict[str, object]:
 
 def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
          jobs: int | None = 1, progress: ProgressHook | None = None,
-         on_file: Callable[..., object] | None = None, work: FileWork | None = None,
+         on_file: Callable[[list[Allocation]], object] | None = None,
+         work: FileWork | None = None, on_answer: Callable[[object], object] | None = None,
          keep_records: bool = True) -> Dump:
     """Read a dump: a file or a directory (recursive, files found by content).
 
@@ -294,20 +295,25 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     nothing under it is MLIR text (an empty directory, only binary files...). A lowered
     program (StableHLO or HLO text with `tpu_custom_call`s) is read as its kernels, each a
     file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
-    were found, if it is absent). `on_file(records)` is called with each file's records as
-    soon as they are read, in the order of `Dump.records` (work done there overlaps the
-    reading of the next files). With `work`, each file's records are first given to
-    `work(records)` where the file is read, in a worker process if it is read by one (so
-    the work is spread over the cores; `work` must pickle), and `on_file(records, answer)`
-    is called with its answer (None for a file that could not be read). With `work` and
-    not `keep_records`, the records are dropped once `work` has had them, so they need not
-    travel from the workers: `on_file` gets an empty list and `Dump.records` is empty (the
-    files' summaries and the diagnostics are all there); and a large file may then be read
-    a span of whole funcs at a time, `work` and `on_file` called once per span, so that
+    were found, if it is absent).
+
+    For the layers above (`sc_mlir.load` has none of these): `on_file(records)` is called
+    with each file's records as soon as they are read, in the order of `Dump.records`
+    (work done there overlaps the reading of the next files). With `work`, each file's
+    records are first given to `work(records)` where the file is read, in a worker
+    process if it is read by one (so the work is spread over the cores; `work` must
+    pickle), and `on_answer(answer)` is called here with what it gives, in the same order
+    (None for a file that could not be read). With `work` and not `keep_records`, the
+    records are dropped once `work` has had them, so they need not travel from the
+    workers: `on_file` gets an empty list and `Dump.records` is empty (the files'
+    summaries and the diagnostics are all there); and a large file may then be read a
+    span of whole funcs at a time, `work` and `on_answer` called once per span, so that
     memory holds one span (`read.event_spans`).
     """
     if not keep_records and work is None:
         raise ValueError("keep_records=False needs work= (the records would be lost)")
+    if on_answer is not None and work is None:
+        raise ValueError("on_answer= needs work= (it is called with what work gives)")
     settings = settings or LoadSettings()
     files, skipped = discover(path)
     files, skipped, programs = split_programs(files, skipped)
@@ -323,11 +329,11 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     read = _read_all(files, settings, jobs, progress, work, keep_records)
     for result in chain(read, kernel_results()):
         results.append(result)
-        if on_file is not None and work is not None:
-            for answer in result.worked if result.worked is not None else [None]:
-                on_file(result.records, answer)
-        elif on_file is not None:
+        if on_file is not None:
             on_file(result.records)
+        if on_answer is not None:
+            for answer in result.worked if result.worked is not None else [None]:
+                on_answer(answer)
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
     for result in results:

@@ -59,17 +59,18 @@ def _where_and_how_many(records):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_work_is_done_where_each_file_is_read(jobs):
-    answers: list[tuple[list, tuple[int, int]]] = []
+    answers: list[tuple[int, int]] = []
+    given: list[list] = []
     path = REPO / "fixtures" / "passes"
     dump = load(path, jobs=jobs, work=_where_and_how_many, keep_records=False,
-                on_file=lambda records, answer: answers.append((records, answer)))
+                on_file=given.append, on_answer=answers.append)
     whole = load(path)
-    assert dump.records == [] and all(records == [] for records, _ in answers)
+    assert dump.records == [] and given == [[]] * len(whole.files)
     assert dump.files == whole.files and dump.diagnostics == whole.diagnostics
     # One answer per file, in the dump's order, each counting that file's records.
-    assert [n for _, (_, n) in answers] == [
+    assert [n for _, n in answers] == [
         sum(1 for r in whole.records if r.file == f.path) for f in whole.files]
-    pids = {pid for _, (pid, _) in answers}
+    pids = {pid for pid, _ in answers}
     if jobs == 1:
         assert pids == {os.getpid()}
     else:
@@ -92,7 +93,7 @@ def test_small_files_go_to_the_workers_in_groups(monkeypatch, tmp_path, tasks_pe
     path = _golden_four_times(tmp_path)
     answers: list[tuple[int, int]] = []
     load(path, jobs=2, work=_where_and_how_many, keep_records=False,
-         on_file=lambda records, answer: answers.append(answer))
+         on_answer=answers.append)
     whole = load(path)
     assert len(whole.files) > 2 * 2 * tasks_per_worker
     assert [n for _, n in answers] == [
@@ -117,7 +118,7 @@ def test_files_of_a_dead_workers_group_are_read_here(monkeypatch, tmp_path):
     path = _golden_four_times(tmp_path)
     answers: list[tuple[int, int]] = []
     dump = load(path, jobs=2, work=functools.partial(_dies_in_a_worker_on_nested, os.getpid()),
-                keep_records=False, on_file=lambda records, answer: answers.append(answer))
+                keep_records=False, on_answer=answers.append)
     whole = load(path)
     assert dump.files == whole.files and dump.diagnostics == whole.diagnostics
     assert [n for _, n in answers] == [
@@ -127,13 +128,17 @@ def test_files_of_a_dead_workers_group_are_read_here(monkeypatch, tmp_path):
 
 
 def test_records_are_kept_unless_asked():
-    answers = []
+    kept: list[int] = []
+    counted: list[int] = []
     dump = load(REPO / "fixtures" / "passes", jobs=2, work=_where_and_how_many,
-                on_file=lambda records, answer: answers.append((len(records), answer[1])))
-    assert len(dump.records) > 0
-    assert all(kept == counted for kept, counted in answers)
+                on_file=lambda records: kept.append(len(records)),
+                on_answer=lambda answer: counted.append(answer[1]))
+    assert len(dump.records) > 0 and sum(kept) == len(dump.records)
+    assert kept == counted
     with pytest.raises(ValueError, match="needs work"):
         load(REPO / "fixtures" / "passes", keep_records=False)
+    with pytest.raises(ValueError, match="needs work"):
+        load(REPO / "fixtures" / "passes", on_answer=print)
 
 
 def _fails_on_nested(records):
@@ -146,13 +151,13 @@ def _fails_on_nested(records):
 def test_a_failing_work_stops_the_load_naming_the_file(jobs):
     with pytest.raises(WorkFailed, match=r"nested_scopes\.mlir: ZeroDivisionError"):
         load(REPO / "fixtures" / "golden", jobs=jobs, work=_fails_on_nested,
-             on_file=lambda records, answer: None)
+             on_answer=lambda answer: None)
 
 
 def test_a_work_that_cannot_pickle_is_refused_before_reading():
     with pytest.raises(ValueError, match="must pickle"):
         load(REPO / "fixtures" / "golden", jobs=2, work=lambda records: 1,
-             on_file=lambda records, answer: None)
+             on_answer=lambda answer: None)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -164,7 +169,7 @@ def test_a_file_gone_before_it_is_read_gets_no_answer(monkeypatch, tmp_path, job
     monkeypatch.setattr(dump_module, "discover", lambda path: ([gone, *found[0]], found[1]))
     answers = []
     dump = load(REPO / "fixtures" / "golden", jobs=jobs, work=_where_and_how_many,
-                keep_records=False, on_file=lambda records, answer: answers.append(answer))
+                keep_records=False, on_answer=answers.append)
     assert answers[0] is None and all(a is not None for a in answers[1:])
     assert any(d.file == gone and "cannot read" in d.message for d in dump.diagnostics)
 

@@ -78,3 +78,15 @@ def test_diffs_and_timelines_draw_themselves_after_select() -> None:
     figure = timeline.plot()
     assert figure.axes
     plt.close(figure)
+
+
+def test_load_documents_only_its_own_parameters():
+    """`sc_mlir.load` takes path, settings, jobs and progress: its help names no hook of
+    the model's `load` (on_file, work, on_answer, keep_records), which it would reject."""
+    import inspect
+
+    doc = sc_mlir.load.__doc__ or ""
+    assert "`jobs`" in doc and "`progress(" in doc and "NoMLIRFound" in doc
+    for hook in ("on_file", "work", "on_answer", "keep_records"):
+        assert hook not in inspect.signature(sc_mlir.load).parameters
+        assert f"`{hook}" not in doc

@@ -144,7 +144,7 @@ def test_load_in_spans_gives_the_whole_files_analysis(tmp_path, monkeypatch, for
     monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
     answers: list[list[str]] = []
     dump = load(path, work=_analysis_of, keep_records=False,
-                on_file=lambda records, answer: answers.append(answer))
+                on_answer=answers.append)
     assert len(answers) > 2  # one per span
     assert [s for answer in answers for s in answer] == whole
     assert dump.files == load(path).files  # lines, ops and allocas of the whole file
@@ -181,7 +181,7 @@ def test_what_spans_cannot_say_is_read_whole(tmp_path, monkeypatch, damage):
     monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
     answers: list[list[str]] = []
     dump = load(path, work=_analysis_of, keep_records=False,
-                on_file=lambda records, answer: answers.append(answer))
+                on_answer=answers.append)
     assert len(answers) == 1  # read whole
     assert answers[0] == _analysis_of(expected.records)
     assert dump.diagnostics == expected.diagnostics and dump.files == expected.files
@@ -253,7 +253,7 @@ def test_a_file_that_changes_while_read_is_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(SpanReader, "_state", touched_after_the_first_span)
     answers: list[list[str]] = []
     load(path, work=_analysis_of, keep_records=False,
-         on_file=lambda records, answer: answers.append(answer))
+         on_answer=answers.append)
     assert len(checks) == 3  # opened, first span read, the second refused
     assert answers == [_analysis_of(load(path).records)]
 
@@ -272,7 +272,7 @@ def test_a_second_module_is_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
     answers: list[list[str]] = []
     load(path, work=_analysis_of, keep_records=False,
-         on_file=lambda records, answer: answers.append(answer))
+         on_answer=answers.append)
     assert answers == [_analysis_of(load(path).records)]
     assert any('"module": "module#1"' in s for s in answers[0])
 
