@@ -74,11 +74,13 @@ def read_program(path: str) -> Program | None:
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
-            # A head shorter than asked for is the whole file: whether it names the target
-            # is then one search, cheaper than looking for the signals of a program first.
-            whole = len(head) < SNIFF_BYTES
-            if (whole and _TARGET_BYTES not in head) or not looks_like_program(head) or (
-                    not whole and not _names_target(head, handle)):
+            if len(head) < SNIFF_BYTES:
+                # The whole file: whether it names the target is one search, cheaper than
+                # looking for the signals of a program (four), so it goes first.
+                found = _TARGET_BYTES in head and looks_like_program(head)
+            else:  # a large file is searched for the target only if it looks like one
+                found = looks_like_program(head) and _names_target(head, handle)
+            if not found:
                 return None
             handle.seek(0)
             data = handle.read()
@@ -90,15 +92,14 @@ def read_program(path: str) -> Program | None:
 def _names_target(head: bytes, handle: BinaryIO) -> bool:
     """Whether the file names the target anywhere: searched block by block, so that a
     large dump that only looks like a program is never held in memory whole."""
-    target = _TARGET_BYTES
     block = head
     while block:
-        if target in block:
+        if _TARGET_BYTES in block:
             return True
         more = handle.read(_SEARCH_BLOCK)
         if not more:
             return False
-        block = block[-len(target):] + more  # a mention may straddle two blocks
+        block = block[-len(_TARGET_BYTES):] + more  # a mention may straddle two blocks
     return False
 
 
