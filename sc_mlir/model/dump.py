@@ -74,6 +74,9 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 # (a module-level function, or a `functools.partial` of one).
 FileWork = Callable[[list[Allocation]], object]
 
+# Small files go to the workers in groups: about this many tasks per worker (`_task_groups`).
+TASKS_PER_WORKER = 16
+
 
 class WorkFailed(RuntimeError):
     """`load(..., work=)`'s work raised on a file's records: a bug of the caller, not a file
@@ -297,18 +300,19 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     file named `FILE#kernel`; that needs jax (`jaxbridge.JaxMissing` says how many kernels
     were found, if it is absent).
 
-    For the layers above (`sc_mlir.load` has none of these): `on_file(records)` is called
-    with each file's records as soon as they are read, in the order of `Dump.records`
-    (work done there overlaps the reading of the next files). With `work`, each file's
-    records are first given to `work(records)` where the file is read, in a worker
-    process if it is read by one (so the work is spread over the cores; `work` must
-    pickle), and `on_answer(answer)` is called here with what it gives, in the same order
-    (None for a file that could not be read). With `work` and not `keep_records`, the
-    records are dropped once `work` has had them, so they need not travel from the
-    workers: `on_file` gets an empty list and `Dump.records` is empty (the files'
-    summaries and the diagnostics are all there); and a large file may then be read a
-    span of whole funcs at a time, `work` and `on_answer` called once per span, so that
-    memory holds one span (`read.event_spans`).
+    Hooks for the analyses done as the files are read: `on_file(records)` is called with
+    each file's records as soon as they are read, in the order of `Dump.records` (work
+    done there overlaps the reading of the next files). With `work`, each file's records
+    are first given to `work(records)` where the file is read, in a worker process if it
+    is read by one (so the work is spread over the cores; `work` must pickle), and
+    `on_answer(answer)` is called here with what it gives, in the same order (None for a
+    file that could not be read). `work` may run twice on a file: the files of a worker
+    that died, or whose answers did not pickle, are read again here. With `work` and not
+    `keep_records`, the records are dropped once `work` has had them, so they need not
+    travel from the workers: `on_file` gets an empty list and `Dump.records` is empty
+    (the files' summaries and the diagnostics are all there); and a large file may then
+    be read a span of whole funcs at a time, `work` and `on_answer` called once per span,
+    so that memory holds one span (`read.event_spans`).
     """
     if not keep_records and work is None:
         raise ValueError("keep_records=False needs work= (the records would be lost)")
@@ -398,7 +402,7 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
                              initargs=(counter,)) as pool:
         # Small files go in groups of consecutive files: a task per file costs this
         # process a wake-up and a message each way, taken from the cores the workers use.
-        pending: dict[int, tuple[Future[list[FileResult]], int]] = {}
+        pending: dict[int, tuple[Future[list[FileResult | WorkFailed]], int]] = {}
         for group in _task_groups(sizes, large, workers):
             future = pool.submit(_read_group, [files[i] for i in group], settings,
                                  worker_bytes, work, keep_records)
@@ -413,17 +417,17 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
                     group_future, place = pending.pop(i)
                     wait_reporting(group_future, tracker.file(path) if progress else None)
                     result = group_future.result()[place]
+                    if isinstance(result, WorkFailed):
+                        raise result  # after the answers of the files before it
                 except WorkFailed:
                     raise
                 except Exception:  # the worker died (out of memory...), or what it sent back
-                    # did not pickle (a location nested too deep...): read it here
+                    # did not pickle (a location nested too deep...): each file of the task
+                    # is read here, its work done again
                     result = read_file(path, settings, work=work, keep_records=keep_records)
             tracker.finish(path)
             yield result
     tracker.complete()
-
-
-TASKS_PER_WORKER = 16
 
 
 def _task_groups(sizes: list[int], large: list[bool], workers: int) -> list[list[int]]:
@@ -453,10 +457,19 @@ def _task_groups(sizes: list[int], large: list[bool], workers: int) -> list[list
 
 
 def _read_group(paths: list[str], settings: LoadSettings, on_bytes: BytesRead | None,
-                work: FileWork | None, keep_records: bool) -> list[FileResult]:
-    """A worker's task: `read_file` on each of a group of files."""
-    return [read_file(path, settings, on_bytes=on_bytes, work=work, keep_records=keep_records)
-            for path in paths]
+                work: FileWork | None, keep_records: bool) -> list[FileResult | WorkFailed]:
+    """A worker's task: `read_file` on each of a group of files, in order. A failing work
+    ends the group with its error after the results before it, so that the caller gets
+    those files' answers first, as it would with a task per file."""
+    results: list[FileResult | WorkFailed] = []
+    for path in paths:
+        try:
+            results.append(read_file(path, settings, on_bytes=on_bytes, work=work,
+                                     keep_records=keep_records))
+        except WorkFailed as failed:
+            results.append(failed)
+            break
+    return results
 
 
 def worker_context() -> BaseContext:

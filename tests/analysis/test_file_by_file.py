@@ -127,6 +127,26 @@ def test_files_of_a_dead_workers_group_are_read_here(monkeypatch, tmp_path):
     assert nested and all(answers[i][0] == os.getpid() for i in nested)
 
 
+def _fails_on_the_third_nested(records):
+    if any(r.file.endswith("2_nested_scopes.mlir") for r in records):
+        raise ZeroDivisionError("a bug in the work")
+    return len(records)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_work_stops_the_load_after_the_answers_before_it(monkeypatch, tmp_path,
+                                                                   jobs):
+    import sc_mlir.model.dump as dump_module
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 1)  # the failing file's group
+    path = _golden_four_times(tmp_path)  # holds files before it
+    names = sorted(p.name for p in path.iterdir())
+    answers: list[int] = []
+    with pytest.raises(WorkFailed, match=r"2_nested_scopes\.mlir: ZeroDivisionError"):
+        load(path, jobs=jobs, work=_fails_on_the_third_nested, on_answer=answers.append)
+    assert len(answers) == names.index("2_nested_scopes.mlir") == 10
+
+
 def test_records_are_kept_unless_asked():
     kept: list[int] = []
     counted: list[int] = []
