@@ -154,8 +154,11 @@ class LocationTable:
                                   inner.end_col, inner.names, callers,
                                   inner.problems + outer.problems)
         if isinstance(loc, FusedLoc):
-            # The first part with a file is the answer: the parts after it are not
-            # resolved (XLA fuses two or more chains, and the first usually has a file).
+            # The first part with a file is the answer, and the parts after it are left
+            # unresolved: XLA fuses two or more chains and the first usually has a file,
+            # so most of their aliases are never needed. (It also keeps an alias loop
+            # through a later part from caching an answer that depends on which alias was
+            # resolved first.)
             first: SourceLocation | None = None
             for part in loc.locations:
                 resolved = self._memo(part)
@@ -185,34 +188,43 @@ class LocationTable:
         _MAX_CALLERS nested call sites.
         """
         seen_aliases: set[str] = set()
+        # A call site's problems come after its callee's, as `_memo` gives them: each
+        # caller's are held back until the walk ends, and the outermost come last.
+        held_back: list[list[str]] = []
         current: Location | None = loc
-        for _ in range(_MAX_STEPS):
-            match current:
-                case None | UnknownLoc():
-                    return None
-                case FileLoc():
-                    return current
-                case NameLoc(name=name, child=child):
-                    names.append(name)
-                    current = child
-                case CallSiteLoc(callee=callee, caller=caller):
-                    if caller_depth is not None and caller_depth < _MAX_CALLERS:
-                        frame = self._follow(caller, [], problems, callers, caller_depth + 1)
-                        if frame is not None:
-                            callers.insert(0, frame)
-                    current = callee
-                case FusedLoc(locations=parts):
-                    current = self._first_with_file(parts)
-                case AliasLoc(name=name):
-                    if name in seen_aliases:
-                        problems.append(f"location alias {name} refers to itself")
+        try:
+            for _ in range(_MAX_STEPS):
+                match current:
+                    case None | UnknownLoc():
                         return None
-                    seen_aliases.add(name)
-                    current, error = self.lookup(name)
-                    if error:
-                        problems.append(error)
-        problems.append("location chain too long")
-        return None
+                    case FileLoc():
+                        return current
+                    case NameLoc(name=name, child=child):
+                        names.append(name)
+                        current = child
+                    case CallSiteLoc(callee=callee, caller=caller):
+                        if caller_depth is not None and caller_depth < _MAX_CALLERS:
+                            held_back.append([])
+                            frame = self._follow(caller, [], held_back[-1], callers,
+                                                 caller_depth + 1)
+                            if frame is not None:
+                                callers.insert(0, frame)
+                        current = callee
+                    case FusedLoc(locations=parts):
+                        current = self._first_with_file(parts)
+                    case AliasLoc(name=name):
+                        if name in seen_aliases:
+                            problems.append(f"location alias {name} refers to itself")
+                            return None
+                        seen_aliases.add(name)
+                        current, error = self.lookup(name)
+                        if error:
+                            problems.append(error)
+            problems.append("location chain too long")
+            return None
+        finally:
+            for caller_problems in reversed(held_back):
+                problems.extend(caller_problems)
 
     def _first_with_file(self, parts: tuple[Location, ...]) -> Location | None:
         """The first fused part that leads to a file location (else the first part)."""

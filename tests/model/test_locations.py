@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sc_mlir.model.allocation import build_allocations
 from sc_mlir.model.locations import LocationTable
 from sc_mlir.read.scan import scan_text
@@ -54,6 +59,19 @@ def test_fused_picks_the_first_part_with_a_file():
     assert (r.file, r.line, r.col) == ("g.py", 7, 3)
 
 
+def test_fused_aliases_in_a_loop_resolve_alike_in_either_order():
+    """#b's first part, #a, has a file: so has #b, whichever alias a report resolves first.
+    (Resolving every part of #a reached #b through the loop, and cached #b as its second
+    part's file when #a came first.)"""
+    table = {"#f": 'loc("f.py":1:1)', "#a": "loc(fused[#f, #b])",
+             "#b": 'loc(fused[#a, "g.py":2:2])'}
+    for order in (("#a", "#b"), ("#b", "#a")):
+        locations = LocationTable(dict(table))
+        resolved = {name: locations.resolve(AliasLoc(name)) for name in order}
+        assert {name: (r.file, r.line) for name, r in resolved.items()} == {
+            "#a": ("f.py", 1), "#b": ("f.py", 1)}
+
+
 def test_aliases_that_point_to_nothing_or_to_themselves_are_reported_not_fatal():
     r = resolve({"#a": "loc(#a)"}, "#a")
     assert r.file is None and "refers to itself" in r.problems[0]
@@ -89,3 +107,36 @@ func.func @f() {
 def test_syntax_nodes_are_plain_values():
     assert NameLoc("a", FileLoc("f", 1, 2)) == NameLoc("a", FileLoc("f", 1, 2))
     assert CallSiteLoc(AliasLoc("#a"), AliasLoc("#b")).callee == AliasLoc("#a")
+
+
+def _random_table(rng: random.Random, size: int) -> dict[str, str]:
+    """Aliases #l0..#l<size-1>, each a file, a name, a call site, a fused location or
+    unknown, over later aliases (so no loops) and undefined ones, two per alias."""
+    table = {}
+    for i in range(size):
+        targets = [f"#l{j}" for j in range(i + 1, size)] + [f"#undefined{i}a", f"#undefined{i}b"]
+        kind = rng.choice("ffnncfu")
+        if kind == "f":
+            table[f"#l{i}"] = f'loc("f{i}.py":{i}:1)'
+        elif kind == "n":
+            table[f"#l{i}"] = f'loc("n{i}"({rng.choice(targets)}))'
+        elif kind == "c":
+            table[f"#l{i}"] = f"loc(callsite({rng.choice(targets)} at {rng.choice(targets)}))"
+        elif kind == "u":
+            table[f"#l{i}"] = "loc(unknown)"
+        else:
+            parts = ", ".join(rng.choice(targets) for _ in range(rng.randint(1, 3)))
+            table[f"#l{i}"] = f"loc(fused[{parts}])"
+    return table
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 1 << 30), size=st.integers(1, 9))
+def test_the_walk_for_chains_too_deep_to_recurse_gives_what_recursion_gives(seed, size):
+    """`resolve` falls back to an iterative walk when a chain is deeper than the
+    interpreter's stack: both give the same file, names, callers and problems, in order."""
+    table = _random_table(random.Random(seed), size)
+    for i in range(size):
+        alias = AliasLoc(f"#l{i}")
+        assert LocationTable(dict(table))._resolve(alias) == LocationTable(
+            dict(table)).resolve(alias)
