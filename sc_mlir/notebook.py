@@ -13,6 +13,7 @@ every method that returns another result returns it as a notebook class too.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
@@ -236,5 +237,7 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     return as_notebook(dump_layer.load(path, settings=settings, jobs=jobs, progress=progress))
 
 
-# The model's text without its hooks' paragraph: this function has none of them.
-load.__doc__ = (dump_layer.load.__doc__ or "").split("\n\n    For the layers above")[0]
+# The model's text without its hooks' paragraph: this function has none of them. (Cleaned
+# first: Python 3.13 strips a docstring's indentation when compiling, 3.11 does not.)
+load.__doc__ = inspect.cleandoc(dump_layer.load.__doc__ or "").split(
+    "\n\nHooks for the analyses")[0]
