@@ -87,15 +87,21 @@ class GroupBy(StrEnum):
     name = "name"
 
 
-# One file's reports, and their spaces as JSON objects when the output is JSON.
-Analysed = tuple[list[SpaceReport], list[dict[str, object]]]
+class Analysed(NamedTuple):
+    """One file's reports, their spaces as JSON objects when the output is JSON, and what
+    the selection checks read of its records."""
+
+    reports: list[SpaceReport]
+    spaces: list[dict[str, object]]
+    facets: set[Facet]
 
 
 def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
                        records: list[Allocation]) -> Analysed:
     """What `analyze` needs of one file, made where the file is read."""
     reports = reports_of_file(bounds, records)
-    return reports, [space_object(r, group_by) for r in reports] if as_json else []
+    return Analysed(reports, [space_object(r, group_by) for r in reports] if as_json else [],
+                    facets_of(records))
 
 
 class Outlined(NamedTuple):
@@ -195,19 +201,26 @@ def analyze(
     # so a directory's files are analysed on every core.
     file_by_file = FileByFileAnalysis(bounds)
     made: dict[int, dict[str, object]] = {}
+    facets: set[Facet] = set()
 
     def take(worked: Analysed | None) -> None:
         if worked is None:  # the file could not be read: it has no records
             return
-        reports, objects = worked
-        file_by_file.add_reports(reports)
-        # `objects` is empty unless the output is JSON (the table and CSV are made here).
-        made.update(zip(map(id, reports), objects, strict=False))
+        file_by_file.add_reports(worked.reports)
+        # `spaces` is empty unless the output is JSON (the table and CSV are made here).
+        made.update(zip(map(id, worked.reports), worked.spaces, strict=False))
+        facets.update(worked.facets)
 
     work = partial(analyze_for_output, bounds, by, format is Format.json)
-    dump = load_dump(source, jobs, settings, quiet, work=work, on_answer=take)
-    check_selection(dump.records, space, func)
-    warn_unused_bounds(dump.records, bound)
+    # The table and the CSV show no program points: the records then need not be kept
+    # apart from the reports, and a large file is read a span of whole funcs at a time
+    # (points count from each span's start). Every alloca with its points (--allocations)
+    # and the HTML report's timelines read the file whole.
+    keep_records = allocations or html is not None
+    dump = load_dump(source, jobs, settings, quiet, work=work, on_answer=take,
+                     keep_records=keep_records)
+    check_selection(facets, space, func)
+    warn_unused_bounds(facets, bound)
     analysis = file_by_file.finish(dump).select(space, func)
     if html is not None:
         from sc_mlir.render.html import analysis_report

@@ -236,6 +236,42 @@ def test_the_command_reads_large_files_in_spans_and_says_the_same(tmp_path, monk
         assert len(calls) > 4
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_table_and_the_csv_read_in_spans_say_what_the_whole_files_say(tmp_path,
+                                                                          monkeypatch, jobs):
+    """The table and the CSV show no program points: a large file is read in spans for
+    them too (memory holds the reports, not the file), with the same output."""
+    from typer.testing import CliRunner
+
+    from sc_mlir.cli import app
+
+    for form, locs, seed in [("generic", "xla", 21), ("pretty", "simple", 22)]:
+        generated(tmp_path, form, locs, seed, size=150_000)
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    spans: list[int] = []
+    scans = SpanReader.scans
+
+    def counted(self):
+        for scan in scans(self):
+            spans.append(1)
+            yield scan
+
+    monkeypatch.setattr(SpanReader, "scans", counted)
+    runner = CliRunner()
+    for options in ([], ["--group-by", "source", "--top", "0"], ["--format", "csv"],
+                    ["--format", "csv", "--group-by", "file"], ["--space", "201"]):
+        command = ["analyze", str(tmp_path), "--jobs", jobs, "--bound", "201=9000", *options]
+        monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 1 << 62)
+        whole = runner.invoke(app, command)
+        monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+        in_spans = runner.invoke(app, command)
+        assert in_spans.exit_code == whole.exit_code and whole.exit_code in (0, 1), options
+        assert in_spans.output == whole.output, options
+        assert whole.output.count("\n") > 5
+    if jobs == "1":  # (with workers, the spans are counted in their processes)
+        assert len(spans) > 4 * 5
+
+
 def test_a_file_that_changes_while_read_is_read_whole(tmp_path, monkeypatch):
     """Before each span, the file's size and time are checked: a map of a file cut short
     faults (SIGBUS) when read past its new end."""
