@@ -201,6 +201,20 @@ def test_a_file_not_shaped_as_one_module_is_not_read_in_spans(tmp_path):
     assert read_in_spans(empty, 10) is None
 
 
+def spans_counted(monkeypatch) -> list[int]:
+    """A list that gets an item for each span read in this process."""
+    spans: list[int] = []
+    scans = SpanReader.scans
+
+    def counted(self):
+        for scan in scans(self):
+            spans.append(1)
+            yield scan
+
+    monkeypatch.setattr(SpanReader, "scans", counted)
+    return spans
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_command_reads_large_files_in_spans_and_says_the_same(tmp_path, monkeypatch, jobs):
     """`analyze --format json` reads in spans (here made small); `--allocations` keeps the
@@ -214,15 +228,7 @@ def test_the_command_reads_large_files_in_spans_and_says_the_same(tmp_path, monk
         generated(tmp_path, form, locs, seed, size=150_000)
     monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
     monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
-    calls: list[int] = []
-    scans = SpanReader.scans
-
-    def counted(self):
-        for scan in scans(self):
-            calls.append(1)
-            yield scan
-
-    monkeypatch.setattr(SpanReader, "scans", counted)
+    calls = spans_counted(monkeypatch)
     runner = CliRunner()
     result = runner.invoke(app, ["analyze", str(tmp_path), "--format", "json", "--jobs", jobs])
     whole = runner.invoke(app, ["analyze", str(tmp_path), "--format", "json", "--jobs", jobs,
@@ -248,15 +254,7 @@ def test_the_table_and_the_csv_read_in_spans_say_what_the_whole_files_say(tmp_pa
     for form, locs, seed in [("generic", "xla", 21), ("pretty", "simple", 22)]:
         generated(tmp_path, form, locs, seed, size=150_000)
     monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
-    spans: list[int] = []
-    scans = SpanReader.scans
-
-    def counted(self):
-        for scan in scans(self):
-            spans.append(1)
-            yield scan
-
-    monkeypatch.setattr(SpanReader, "scans", counted)
+    spans = spans_counted(monkeypatch)
     runner = CliRunner()
     for options in ([], ["--group-by", "source", "--top", "0"], ["--format", "csv"],
                     ["--format", "csv", "--group-by", "file"], ["--space", "201"]):
