@@ -58,8 +58,8 @@ class InSpaceAndFunc(Protocol):
 
 
 class Facet(NamedTuple):
-    """A record as the selection checks see it (what the workers send instead of records
-    when only JSON is asked for)."""
+    """A record as the selection checks see it (what `analyze` gathers of each file as it
+    is read, the records themselves not being kept)."""
 
     space_id: int | None
     space_name: str
