@@ -16,7 +16,7 @@ from functools import cached_property
 from importlib import resources
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from sc_mlir.model.allocation import (
     DEFAULT_SCOPE_OPS,
@@ -131,7 +131,9 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     without `keep_records` the result holds no records (only what `work` made of them)."""
     settings = settings or LoadSettings()
     if work is not None and not keep_records and _size(path) >= event_spans.MIN_FILE_BYTES:
-        in_spans = _read_in_spans(path, settings, work, on_bytes)
+        in_spans = (_read_spans_on_workers(path, settings, work, on_bytes, jobs, pool)
+                    if jobs > 1 and _pickles(work)
+                    else _read_in_spans(path, settings, work, on_bytes))
         if in_spans is not None:
             return in_spans
     with paused_gc():
@@ -183,21 +185,125 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
             if not reader.open():
                 return None
             for scan in reader.scans():
-                records, diagnostics = build_allocations(scan, settings.model)
-                funcs = {(r.chunk, r.module, r.func) for r in records}
-                if diagnostics or not funcs.isdisjoint(seen) or any(
-                        not r.func for r in records):
+                checked = _span_records(scan, settings)
+                if checked is None or not checked[1].isdisjoint(seen):
                     reader.take_back()
                     return None
-                seen |= funcs
+                seen |= checked[1]
                 allocas += len(scan.allocas)
-                answers.append(_do(work, records, path))
+                answers.append(_do(work, checked[0], path))
     except WorkFailed:
         raise
     except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
         reader.take_back()  # file is read whole, and the whole-file readers say what is wrong
         return None
     return FileResult(FileSummary(path, reader.lines, reader.ops, allocas), [], [], answers)
+
+
+def _span_records(scan: FileScan, settings: LoadSettings
+                  ) -> tuple[list[Allocation], frozenset[tuple[int, str, str]]] | None:
+    """A span's records and the funcs they are in; None when they would not be the whole
+    file's (a note to make, counted over the file, or an alloca outside any func)."""
+    records, diagnostics = build_allocations(scan, settings.model)
+    if diagnostics or any(not r.func for r in records):
+        return None
+    return records, frozenset((r.chunk, r.module, r.func) for r in records)
+
+
+class _Declined(Exception):
+    """A span the fast reader declines, or whose records are not the whole file's."""
+
+
+class _SpanDone(NamedTuple):
+    """What a worker sends back for one span: `work`'s answer and the span's counts."""
+
+    answer: object
+    allocas: int
+    ops: int
+    funcs: frozenset[tuple[int, str, str]]
+
+
+def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
+                           on_bytes: BytesRead | None, jobs: int, pool: Executor | None
+                           ) -> FileResult | None:
+    """`_read_in_spans` with the spans read by `jobs` worker processes (the pool's, or
+    ones started here), in parallel: this process finds where the spans are (a pass over
+    the file's bytes, without reading them as MLIR) and hands on the answers in order. None
+    when the file is to be read whole, as there."""
+    answers: list[object] = []
+    allocas = 0
+    ops = 1  # the module
+    seen: set[tuple[int, str, str]] = set()
+    with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+        try:
+            if not reader.open():
+                return None
+            spans = [span for span, _ in reader.spans()]
+        except Exception:  # declined, changed or unreadable: read whole
+            reader.take_back()
+            return None
+        futures: list[Future[_SpanDone | None]] = []
+        own = pool is None
+        try:
+            with event_spans.shared(reader):  # the workers forked now start with it open
+                if pool is None:
+                    from concurrent.futures import ProcessPoolExecutor  # see _read_all
+
+                    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
+                                               initializer=start_worker, initargs=(None,))
+                futures = [pool.submit(_read_span, path, settings, reader.state, span, work)
+                           for span in spans]
+            for span, future in zip(spans, futures, strict=True):
+                done = future.result()
+                if done is None or not done.funcs.isdisjoint(seen):
+                    raise _Declined
+                seen |= done.funcs
+                allocas += done.allocas
+                ops += done.ops - 1
+                answers.append(done.answer)
+                reader._report(span.end - span.start)
+        except WorkFailed:
+            raise
+        except Exception:  # declined, or a worker died: the file is read whole
+            reader.take_back()
+            return None
+        finally:
+            for future in futures:
+                future.cancel()
+            if own and pool is not None:
+                pool.shutdown(cancel_futures=True)
+        reader._report(reader.state[0] - reader.close_start)
+    return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
+
+
+def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
+               span: event_spans.Span, work: FileWork) -> _SpanDone | None:
+    """A worker's task: one span of a file read in spans, and `work` on its records. None
+    when the file is to be read whole (the span declined, or the file changed)."""
+    try:
+        reader = event_spans.reader_for(path, settings.scan, state)
+        if reader is None:
+            return None
+        scan = reader.read_span(span)
+        checked = _span_records(scan, settings)
+    except Exception:  # as `_read_in_spans`: the file is read whole
+        return None
+    if checked is None:
+        return None
+    records, funcs = checked
+    return _SpanDone(_do(work, records, path), len(scan.allocas), scan.ops, funcs)
+
+
+def _pickles(work: FileWork) -> bool:
+    """Whether `work` can go to a worker process (one file's work need not: it is then done
+    here, as with one job)."""
+    from multiprocessing.reduction import ForkingPickler  # see _read_all
+
+    try:
+        ForkingPickler.dumps(work)
+    except Exception:
+        return False
+    return True
 
 
 def _do(work: FileWork, records: list[Allocation], path: str) -> object:

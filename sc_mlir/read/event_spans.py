@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import _PLAIN_BYTES, _Reader, trailing_table
@@ -42,6 +43,14 @@ _BLOCK = 8 << 20
 _LOOKAHEAD = 256 << 10
 _MODULE_OPEN = re.compile(rb'[ \t]*+(?:module\b|"builtin\.module"\(\) \()[^\n]*\{\n')
 _MODULE_CLOSE = re.compile(rb"[ \t]*+\}")
+
+
+class Span(NamedTuple):
+    """Where a span is in its file: bytes [start, end), after `lines_before` lines."""
+
+    start: int
+    end: int
+    lines_before: int
 
 
 class SpanReader:
@@ -64,6 +73,9 @@ class SpanReader:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        self.close_file()
+
+    def close_file(self) -> None:
         if self._handle is not None:
             self._handle.close()
 
@@ -114,27 +126,49 @@ class SpanReader:
     def scans(self) -> Iterator[FileScan]:
         """Each span's `FileScan`, its `#loc` aliases the file's table. Raises Unvouched
         (or `SyntaxProblem`) for a span the fast reader declines."""
+        self.ops = 1  # the module
+        for span, text in self.spans():
+            scan = self.read_span(span, text)
+            self.ops += scan.ops - 1
+            self._report(len(text))
+            yield scan
+        self._report(self._stat[0] - self.close_start)
+
+    def spans(self) -> Iterator[tuple[Span, bytes]]:
+        """Where each span is, with its bytes; `lines` is the file's once they are all
+        given. Raises Unvouched when the file changes meanwhile."""
         position = len(self.head)
         lines_before = self.head_lines
-        self.ops = 1  # the module
         while position < self.close_start:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
-            span = self._span_at(position)
-            reader = _Reader(self.head + span + self.close, self.path, self.settings)
-            scan = reader.read()
-            if reader.top_ops != 1:  # it closes the module and opens another
-                raise Unvouched("a span outside the module the file opens with")
-            for chunk in scan.chunks:
-                chunk.aliases = self.table  # type: ignore[assignment]  # read-only
-            _shift_lines(scan, self.head_lines, lines_before - self.head_lines)
-            self.ops += scan.ops - 1
-            lines_before += span.count(b"\n")
-            position += len(span)
-            self._report(len(span))
-            yield scan
+            text = self._span_at(position)
+            yield Span(position, position + len(text), lines_before), text
+            lines_before += text.count(b"\n")
+            position += len(text)
         self.lines = lines_before + self.tail_lines
-        self._report(self._stat[0] - self.close_start)
+
+    def read_span(self, span: Span, text: bytes | None = None) -> FileScan:
+        """One span's `FileScan` (its bytes read here unless given), with the file's line
+        numbers and `#loc` table. Raises Unvouched (or `SyntaxProblem`) for a span the fast
+        reader declines, or a file that is no longer the one opened."""
+        if text is None:
+            if self._state() != self._stat:
+                raise Unvouched("the file changed while it was read")
+            text = self._read(span.start, span.end - span.start)
+        reader = _Reader(self.head + text + self.close, self.path, self.settings)
+        scan = reader.read()
+        if reader.top_ops != 1:  # it closes the module and opens another
+            raise Unvouched("a span outside the module the file opens with")
+        for chunk in scan.chunks:
+            chunk.aliases = self.table  # type: ignore[assignment]  # read-only
+        _shift_lines(scan, self.head_lines, span.lines_before - self.head_lines)
+        return scan
+
+    @property
+    def state(self) -> tuple[int, int]:
+        """The file's size and modification time when it was opened."""
+        return self._stat
 
     def _span_at(self, position: int) -> bytes:
         """Whole top-level ops from `position`: about `span_bytes`, up to where a func
@@ -196,6 +230,46 @@ class SpanReader:
         if self.on_bytes is not None and self.reported:
             self.on_bytes(-self.reported)
             self.reported = 0
+
+
+# Opened readers, by path, for the worker processes that read a file's spans: the reading
+# process puts its own here before it forks its workers, so that they start with the
+# file's head and `#loc` table read and checked; a worker started otherwise (by a fork
+# server, or before the file was opened) opens the file itself, once.
+_OPEN: dict[str, SpanReader] = {}
+
+
+@contextmanager
+def shared(reader: SpanReader) -> Iterator[None]:
+    """While in the block, workers forked from this process find `reader` open."""
+    _OPEN[reader.path] = reader
+    try:
+        yield
+    finally:
+        if _OPEN.get(reader.path) is reader:
+            del _OPEN[reader.path]
+
+
+def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
+               ) -> SpanReader | None:
+    """An opened reader of `path`, whose size and modification time are still `state`;
+    None when the file is no longer what it was, or not read in spans."""
+    reader = _OPEN.get(path)
+    if reader is not None and reader.settings == settings and reader.state == state:
+        return reader if reader._state() == state else None
+    for other in _OPEN.values():  # one file at a time: its table may be large
+        other.close_file()
+    _OPEN.clear()
+    reader = SpanReader(path, settings)
+    try:
+        opened = reader.open() and reader.state == state
+    except Exception:  # unreadable now, or cut short (Unvouched)
+        opened = False
+    if not opened:
+        reader.close_file()
+        return None
+    _OPEN[path] = reader
+    return reader
 
 
 def _shift_lines(scan: FileScan, after: int, shift: int) -> None:

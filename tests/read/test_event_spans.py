@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from pathlib import Path
 
@@ -343,3 +344,112 @@ def test_bytes_told_are_the_files_and_a_file_cut_meanwhile_is_read_as_it_is_then
     assert sum(told) >= path.stat().st_size
     assert any("never closed" in d.message or "still open" in d.message
                for d in result.diagnostics)
+
+
+def _pid_and_analysis(records: list[Allocation]) -> tuple[int, list[str]]:
+    return os.getpid(), _analysis_of(records)
+
+
+def _small_spans(monkeypatch) -> None:
+    monkeypatch.setattr(event_spans, "SPAN_BYTES", 5_000)
+    monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
+
+
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
+def test_spans_read_by_workers_give_what_one_process_gives(tmp_path, monkeypatch, start):
+    """With jobs, the spans of one large file are read by worker processes, in parallel,
+    and handed on in order: forked workers find the file open; workers from a fork server
+    open it themselves."""
+    import multiprocessing
+
+    import sc_mlir.model.dump as dump_module
+
+    if start not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {start} start method here")
+    monkeypatch.setattr(dump_module, "worker_context",
+                        lambda: multiprocessing.get_context(start))
+    path = generated(tmp_path, "pretty", "xla", 31, size=120_000)
+    whole = load(path)
+    _small_spans(monkeypatch)
+    alone: list[tuple[int, list[str]]] = []
+    load(path, work=_pid_and_analysis, keep_records=False, on_answer=alone.append)
+    answers: list[tuple[int, list[str]]] = []
+    dump = load(path, jobs=2, work=_pid_and_analysis, keep_records=False,
+                on_answer=answers.append)
+    assert len(answers) == len(alone) > 2  # one per span, in both
+    assert [a for _, a in answers] == [a for _, a in alone]
+    assert [s for _, a in answers for s in a] == _analysis_of(whole.records)
+    assert os.getpid() not in {pid for pid, _ in answers}  # read by the workers
+    assert dump.files == whole.files and dump.diagnostics == []
+
+
+def test_a_span_a_worker_declines_has_the_file_read_whole(tmp_path, monkeypatch):
+    path = generated(tmp_path, "generic", "xla", 32, size=120_000)
+    path.write_text(_heap_alloc(path.read_text()))  # a note counted over the whole file
+    expected = load(path)
+    _small_spans(monkeypatch)
+    answers: list[tuple[int, list[str]]] = []
+    dump = load(path, jobs=2, work=_pid_and_analysis, keep_records=False,
+                on_answer=answers.append)
+    assert [a for _, a in answers] == [_analysis_of(expected.records)]
+    assert answers[0][0] == os.getpid()  # read whole, here
+    assert dump.diagnostics == expected.diagnostics and dump.files == expected.files
+    told: list[int] = []
+    read_file(str(path), jobs=2, work=len, keep_records=False, on_bytes=told.append)
+    assert any(n < 0 for n in told)  # the spans' bytes, taken back
+    assert sum(told) == path.stat().st_size
+
+
+def test_bytes_told_for_spans_read_by_workers_are_the_files(tmp_path, monkeypatch):
+    path = generated(tmp_path, "generic", "simple", 33, size=120_000)
+    _small_spans(monkeypatch)
+    told: list[int] = []
+    result = read_file(str(path), jobs=2, work=len, keep_records=False, on_bytes=told.append)
+    assert len(result.worked) > 2 and all(n > 0 for n in told)
+    assert sum(told) == path.stat().st_size
+
+
+def _dies_in_a_worker(parent: int, records: list[Allocation]) -> int:
+    if os.getpid() != parent:
+        os._exit(3)  # as the kernel's out-of-memory killer would end it
+    return len(records)
+
+
+def _fails(records: list[Allocation]) -> int:
+    raise ZeroDivisionError("a bug in the work")
+
+
+def test_a_dead_worker_has_the_file_read_whole_here_and_a_failing_work_stops(
+        tmp_path, monkeypatch):
+    import functools
+
+    from sc_mlir.model.dump import WorkFailed
+
+    path = generated(tmp_path, "pretty", "simple", 34, size=120_000)
+    expected = load(path)
+    _small_spans(monkeypatch)
+    answers: list[int] = []
+    dump = load(path, jobs=2, work=functools.partial(_dies_in_a_worker, os.getpid()),
+                keep_records=False, on_answer=answers.append)
+    assert answers == [len(expected.records)]
+    assert dump.files == expected.files
+    with pytest.raises(WorkFailed, match="ZeroDivisionError"):
+        load(path, jobs=2, work=_fails, keep_records=False)
+
+
+def test_a_worker_finds_the_file_as_it_was_or_declines(tmp_path, monkeypatch):
+    """A worker reads a span only from the file as this process found it: a file written
+    again between the two gives no answer, and is read whole."""
+    path = generated(tmp_path, "generic", "xla", 35, size=120_000)
+    _small_spans(monkeypatch)
+    monkeypatch.setattr(event_spans, "_OPEN", {})  # this process's, as a worker's
+    settings = ScanSettings()
+    with SpanReader(str(path), settings) as reader:
+        assert reader.open()
+        spans = [span for span, _ in reader.spans()]
+        state = reader.state
+        assert event_spans.reader_for(str(path), settings, state) is not None
+        os.utime(path, ns=(state[1] + 10**9, state[1] + 10**9))
+        assert event_spans.reader_for(str(path), settings, state) is None
+        with pytest.raises(event_spans.Unvouched):
+            reader.read_span(spans[1])
