@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -244,8 +244,10 @@ def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
             return None
         futures: list[Future[_SpanDone | None]] = []
         own = pool is None
-        try:
-            with event_spans.shared(reader):  # the workers forked now start with it open
+        # The block lasts until every answer is in: they name the file's `#loc` table,
+        # which this process holds, rather than carry it.
+        with event_spans.shared(reader):  # the workers forked in it start with it open
+            try:
                 if pool is None:
                     from concurrent.futures import ProcessPoolExecutor  # see _read_all
 
@@ -253,25 +255,27 @@ def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
                                                initializer=start_worker, initargs=(None,))
                 futures = [pool.submit(_read_span, path, settings, reader.state, span, work)
                            for span in spans]
-            for span, future in zip(spans, futures, strict=True):
-                done = future.result()
-                if done is None or not done.funcs.isdisjoint(seen):
-                    raise _Declined
-                seen |= done.funcs
-                allocas += done.allocas
-                ops += done.ops - 1
-                answers.append(done.answer)
-                reader._report(span.end - span.start)
-        except WorkFailed:
-            raise
-        except Exception:  # declined, or a worker died: the file is read whole
-            reader.take_back()
-            return None
-        finally:
-            for future in futures:
-                future.cancel()
-            if own and pool is not None:
-                pool.shutdown(cancel_futures=True)
+                for span, future in zip(spans, futures, strict=True):
+                    done = future.result()
+                    if done is None or not done.funcs.isdisjoint(seen):
+                        raise _Declined
+                    seen |= done.funcs
+                    allocas += done.allocas
+                    ops += done.ops - 1
+                    answers.append(done.answer)
+                    reader._report(span.end - span.start)
+            except WorkFailed:
+                raise
+            except Exception:  # declined, or a worker died: the file is read whole
+                reader.take_back()
+                return None
+            finally:
+                for future in futures:
+                    future.cancel()
+                if own and pool is not None:
+                    pool.shutdown(cancel_futures=True)
+                else:
+                    wait(futures)  # the ones already running
         reader._report(reader.state[0] - reader.close_start)
     return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
 

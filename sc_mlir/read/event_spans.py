@@ -22,12 +22,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import TracebackType
 from typing import BinaryIO, NamedTuple
 
 from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import _PLAIN_BYTES, _Reader, trailing_table
+from sc_mlir.read.loc_table import LocationTable, name_table, shared_table
 from sc_mlir.read.parts import _FUNC_START
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import FileScan, OpFrame, ScanSettings
@@ -241,10 +242,15 @@ _OPEN: dict[str, SpanReader] = {}
 
 @contextmanager
 def shared(reader: SpanReader) -> Iterator[None]:
-    """While in the block, workers forked from this process find `reader` open."""
+    """While in the block, workers forked from this process find `reader` open, and records
+    made by any worker that reads the file name its `#loc` table rather than carry it: the
+    block must last until their answers are all in."""
     _OPEN[reader.path] = reader
+    table = reader.table
     try:
-        yield
+        with (shared_table(table, (reader.path, *reader.state))
+              if isinstance(table, LocationTable) else nullcontext()):
+            yield
     finally:
         if _OPEN.get(reader.path) is reader:
             del _OPEN[reader.path]
@@ -268,6 +274,8 @@ def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
     if not opened:
         reader.close_file()
         return None
+    if isinstance(reader.table, LocationTable):
+        name_table(reader.table, (path, *state))
     _OPEN[path] = reader
     return reader
 

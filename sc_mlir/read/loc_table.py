@@ -6,10 +6,18 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
 _INDEX_AFTER_LOOKUPS = 64
+
+# A file's table, named by the file's path, size and modification time.
+TableKey = tuple[str, int, int]
+# Tables of files whose spans worker processes read, by key: a worker's answers name the
+# table rather than carry it (each span's answer would carry the whole table, 15 MB for a
+# 50 MB dump), and the process that reads them, which holds the same table, puts it back.
+_SHARED: dict[TableKey, LocationTable] = {}
 
 
 class LocationTable(Mapping[str, str]):
@@ -25,8 +33,11 @@ class LocationTable(Mapping[str, str]):
         self._before = before  # aliases defined before the first op
         self._found: dict[str, str] = {}
         self._offsets: array[int] | None = None
+        self._key: TableKey | None = None  # see `shared_table`
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        if self._key is not None:  # the process it goes to holds it (`shared_table`)
+            return (_shared_table, (self._key,))
         # Sent to another process (records built in a worker): the table, not the file.
         table = b"\n" + bytes(self._data[self._start : self._end])
         return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
@@ -101,3 +112,30 @@ class LocationTable(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._before) + len(self._numbers)
+
+
+@contextmanager
+def shared_table(table: LocationTable, key: TableKey) -> Iterator[None]:
+    """In the block, `table` pickles as `key`, which unpickles as `table` in this process and
+    in a process forked from it; `name_table` names a worker's own copy alike."""
+    name_table(table, key)
+    _SHARED[key] = table
+    try:
+        yield
+    finally:
+        if _SHARED.get(key) is table:
+            del _SHARED[key]
+        table._key = None
+
+
+def name_table(table: LocationTable, key: TableKey) -> None:
+    """From now on `table` pickles as `key` (a worker's copy of a table `shared_table`
+    shares in the process it answers)."""
+    table._key = key
+
+
+def _shared_table(key: TableKey) -> LocationTable:
+    table = _SHARED.get(key)
+    if table is None:  # never unpickled outside `shared_table`'s block (it waits for them)
+        raise LookupError(f"no location table shared for {key[0]}")
+    return table

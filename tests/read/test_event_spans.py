@@ -355,19 +355,28 @@ def _small_spans(monkeypatch) -> None:
     monkeypatch.setattr(event_spans, "MIN_FILE_BYTES", 10_000)
 
 
-@pytest.mark.parametrize("start", ["fork", "forkserver"])
-def test_spans_read_by_workers_give_what_one_process_gives(tmp_path, monkeypatch, start):
-    """With jobs, the spans of one large file are read by worker processes, in parallel,
-    and handed on in order: forked workers find the file open; workers from a fork server
-    open it themselves."""
+def _start_workers_by(start: str, monkeypatch) -> None:
+    """Workers started by `start`: "default" is `worker_context`'s choice (forked, unless
+    jax is imported, as it is once other tests ran: forking then risks a deadlock, which is
+    why `test_forked_workers_find_the_file_open` runs in a process of its own)."""
     import multiprocessing
 
     import sc_mlir.model.dump as dump_module
 
+    if start == "default":
+        return
     if start not in multiprocessing.get_all_start_methods():
         pytest.skip(f"no {start} start method here")
     monkeypatch.setattr(dump_module, "worker_context",
                         lambda: multiprocessing.get_context(start))
+
+
+@pytest.mark.parametrize("start", ["default", "forkserver"])
+def test_spans_read_by_workers_give_what_one_process_gives(tmp_path, monkeypatch, start):
+    """With jobs, the spans of one large file are read by worker processes, in parallel,
+    and handed on in order: forked workers find the file open; workers from a fork server
+    open it themselves."""
+    _start_workers_by(start, monkeypatch)
     path = generated(tmp_path, "pretty", "xla", 31, size=120_000)
     whole = load(path)
     _small_spans(monkeypatch)
@@ -453,3 +462,80 @@ def test_a_worker_finds_the_file_as_it_was_or_declines(tmp_path, monkeypatch):
         assert event_spans.reader_for(str(path), settings, state) is None
         with pytest.raises(event_spans.Unvouched):
             reader.read_span(spans[1])
+
+
+def _records_of(records: list[Allocation]) -> list[Allocation]:
+    return records
+
+
+@pytest.mark.parametrize("start", ["default", "forkserver"])
+def test_answers_from_workers_name_the_files_location_table_rather_than_carry_it(
+        tmp_path, monkeypatch, start):
+    """Each span's records refer to the file's `#loc` table: sent whole with every span's
+    answer, a 50 MB dump's 15 MB table went back and forth twenty times. They name it, and
+    this process puts back the table it holds; past the load, a record carries it again."""
+    import pickle
+
+    _start_workers_by(start, monkeypatch)
+    path = generated(tmp_path, "generic", "xla", 36, size=200_000)
+    whole = load(path).records
+    _small_spans(monkeypatch)
+    answers: list[list[Allocation]] = []
+    load(path, jobs=2, work=_records_of, keep_records=False, on_answer=answers.append)
+    assert len(answers) > 2
+    # (Each span's records share a resolver of their own; its aliases are the table.)
+    tables = {id(r.locations.raw) for answer in answers for r in answer}
+    assert len(tables) == 1  # one table, not a copy per span
+    records = [r for answer in answers for r in answer]
+    assert [r.loc for r in records] == [r.loc for r in whole]
+    assert sum(r.loc.file is not None for r in records) > 10
+    again = pickle.loads(pickle.dumps(records[-1]))  # no longer named: carried
+    assert again.loc == records[-1].loc
+    assert again.locations.raw is not records[-1].locations.raw
+
+
+_FORKED = """
+import os, sys
+from sc_mlir.model.dump import load, worker_context
+from sc_mlir.read import event_spans
+
+opened = []
+open_file = event_spans.SpanReader.open
+def counted_open(self):
+    opened.append(os.getpid())
+    return open_file(self)
+event_spans.SpanReader.open = counted_open
+
+def records_and_pid(records):
+    assert opened == [parent], opened  # the file opened by the parent only
+    return os.getpid(), records
+
+parent = os.getpid()
+
+whole = load(sys.argv[1]).records
+event_spans.SPAN_BYTES, event_spans.MIN_FILE_BYTES = 5_000, 10_000
+assert "jax" not in sys.modules and worker_context().get_start_method() == "fork"
+answers = []
+load(sys.argv[1], jobs=2, work=records_and_pid, keep_records=False, on_answer=answers.append)
+records = [r for _, part in answers for r in part]
+assert len(answers) > 2 and os.getpid() not in {pid for pid, _ in answers}
+assert len({id(r.locations.raw) for r in records}) == 1
+assert [r.loc for r in records] == [r.loc for r in whole] and records[-1].loc.file
+print("read by", len({pid for pid, _ in answers}), "forked workers")
+"""
+
+
+def test_forked_workers_find_the_file_open(tmp_path):
+    """The default start on Linux, in a process without jax: workers forked while the file
+    is open read their spans from the table they were forked with."""
+    import multiprocessing
+    import subprocess
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    path = generated(tmp_path, "pretty", "xla", 37, size=200_000)
+    done = subprocess.run([sys.executable, "-c", _FORKED, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "forked workers" in done.stdout
