@@ -226,10 +226,11 @@ class _SpanDone(NamedTuple):
 def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
                            on_bytes: BytesRead | None, jobs: int, pool: Executor | None
                            ) -> FileResult | None:
-    """`_read_in_spans` with the spans read by `jobs` worker processes (the pool's, or
-    ones started here), in parallel: this process finds where the spans are (a pass over
-    the file's bytes, without reading them as MLIR) and hands on the answers in order. None
-    when the file is to be read whole, as there."""
+    """`_read_in_spans` with the spans read in parallel: by this process and `jobs - 1`
+    worker processes started here (`_share_out_spans`), or by the given pool's workers
+    (which read the other files of a directory too). This process finds where the spans are
+    first (a pass over the file's bytes, without reading them as MLIR); the answers go on in
+    order. None when the file is to be read whole, as there."""
     answers: list[object] = []
     allocas = 0
     ops = 1  # the module
@@ -242,42 +243,103 @@ def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
         except Exception:  # declined, changed or unreadable: read whole
             reader.take_back()
             return None
-        futures: list[Future[_SpanDone | None]] = []
-        own = pool is None
         # The block lasts until every answer is in: they name the file's `#loc` table,
         # which this process holds, rather than carry it.
         with event_spans.shared(reader):  # the workers forked in it start with it open
             try:
-                if pool is None:
-                    from concurrent.futures import ProcessPoolExecutor  # see _read_all
-
-                    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=worker_context(),
-                                               initializer=start_worker, initargs=(None,))
-                futures = [pool.submit(_read_span, path, settings, reader.state, span, work)
-                           for span in spans]
-                for span, future in zip(spans, futures, strict=True):
-                    done = future.result()
-                    if done is None or not done.funcs.isdisjoint(seen):
+                done = (_share_out_spans(reader, spans, settings, work, jobs) if pool is None
+                        else _spans_on_pool(pool, reader, spans, settings, work))
+                for span, span_done in zip(spans, done, strict=True):
+                    if span_done is None or not span_done.funcs.isdisjoint(seen):
                         raise _Declined
-                    seen |= done.funcs
-                    allocas += done.allocas
-                    ops += done.ops - 1
-                    answers.append(done.answer)
+                    seen |= span_done.funcs
+                    allocas += span_done.allocas
+                    ops += span_done.ops - 1
+                    answers.append(span_done.answer)
                     reader._report(span.end - span.start)
             except WorkFailed:
                 raise
             except Exception:  # declined, or a worker died: the file is read whole
                 reader.take_back()
                 return None
-            finally:
-                for future in futures:
-                    future.cancel()
-                if own and pool is not None:
-                    pool.shutdown(cancel_futures=True)
-                else:
-                    wait(futures)  # the ones already running
         reader._report(reader.state[0] - reader.close_start)
     return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
+
+
+def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
+                     settings: LoadSettings, work: FileWork, jobs: int
+                     ) -> list[_SpanDone | None]:
+    """Each span read once, by `jobs - 1` workers started here, which take them from the
+    first on, or by this process, which takes them from the last back (never the first): a
+    pair of counters in shared memory says which are left. Each worker sends back its
+    answers once, at the end: a task or an answer per span would need this process's
+    threads, which wait for the interpreter lock while this process reads."""
+    from concurrent.futures import ProcessPoolExecutor  # see _read_all
+
+    context = worker_context()
+    claims = event_spans.SpanClaims(context, len(spans))
+    workers = max(jobs - 1, 1)
+    done: dict[int, _SpanDone | None] = {}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                             initializer=_start_span_worker, initargs=(claims,)) as pool:
+        try:
+            futures = [pool.submit(_read_spans_from_the_first, reader.path, settings,
+                                   reader.state, spans, work) for _ in range(workers)]
+            while (i := claims.from_the_last(lowest=1)) is not None:
+                done[i] = _span_done(reader, spans[i], settings, work)
+                if done[i] is None:  # the file is to be read whole: the workers stop
+                    claims.stop()
+            for future in futures:
+                done.update(future.result())
+        finally:
+            claims.stop()  # what is left unread stays so: the workers end
+    return [done.get(i) for i in range(len(spans))]
+
+
+def _spans_on_pool(pool: Executor, reader: SpanReader, spans: list[event_spans.Span],
+                   settings: LoadSettings, work: FileWork) -> list[_SpanDone | None]:
+    """Each span a task of the pool's, which reads a directory's other files too."""
+    futures = [pool.submit(_read_span, reader.path, settings, reader.state, span, work)
+               for span in spans]
+    try:
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
+            future.cancel()
+        wait(futures)  # the ones already running: their answers name the table
+
+
+_span_claims: event_spans.SpanClaims | None = None
+
+
+def _start_span_worker(claims: event_spans.SpanClaims) -> None:
+    """Initializer of a worker of `_share_out_spans`."""
+    global _span_claims
+    start_worker(None)
+    _span_claims = claims
+
+
+def _read_spans_from_the_first(path: str, settings: LoadSettings, state: tuple[int, int],
+                               spans: list[event_spans.Span], work: FileWork
+                               ) -> dict[int, _SpanDone | None]:
+    """A worker's task in `_share_out_spans`: the spans it takes, from the first on, until
+    none is left; one that is to be read whole (None) ends the sharing."""
+    claims = _span_claims
+    assert claims is not None
+    done: dict[int, _SpanDone | None] = {}
+    try:
+        reader = event_spans.reader_for(path, settings.scan, state)
+    except Exception:  # as `_read_in_spans`: the file is read whole
+        reader = None
+    try:
+        while (i := claims.from_the_first()) is not None:
+            done[i] = _span_done(reader, spans[i], settings, work) if reader else None
+            if done[i] is None:  # the file is to be read whole: the others stop
+                claims.stop()
+    except BaseException:  # WorkFailed: the others stop too
+        claims.stop()
+        raise
+    return done
 
 
 def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
@@ -286,8 +348,16 @@ def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
     when the file is to be read whole (the span declined, or the file changed)."""
     try:
         reader = event_spans.reader_for(path, settings.scan, state)
-        if reader is None:
-            return None
+    except Exception:  # as `_read_in_spans`: the file is read whole
+        return None
+    return _span_done(reader, span, settings, work) if reader is not None else None
+
+
+def _span_done(reader: SpanReader, span: event_spans.Span, settings: LoadSettings,
+               work: FileWork) -> _SpanDone | None:
+    """One span read, and `work` done on its records; None when the file is to be read
+    whole (the span declined, or the file changed). Raises WorkFailed."""
+    try:
         scan = reader.read_span(span)
         checked = _span_records(scan, settings)
     except Exception:  # as `_read_in_spans`: the file is read whole
@@ -295,7 +365,7 @@ def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
     if checked is None:
         return None
     records, funcs = checked
-    return _SpanDone(_do(work, records, path), len(scan.allocas), scan.ops, funcs)
+    return _SpanDone(_do(work, records, reader.path), len(scan.allocas), scan.ops, funcs)
 
 
 def _pickles(work: FileWork) -> bool:

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from types import TracebackType
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import _PLAIN_BYTES, _Reader, trailing_table
@@ -32,6 +32,9 @@ from sc_mlir.read.loc_table import LocationTable, name_table, shared_table
 from sc_mlir.read.parts import _FUNC_START
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import FileScan, OpFrame, ScanSettings
+
+if TYPE_CHECKING:  # a type only: reading in one process never loads multiprocessing
+    from multiprocessing.context import BaseContext
 
 SPAN_BYTES = 2 << 20
 # Smaller files are read whole (`load` reads in spans only what `work` consumes).
@@ -231,6 +234,38 @@ class SpanReader:
         if self.on_bytes is not None and self.reported:
             self.on_bytes(-self.reported)
             self.reported = 0
+
+
+class SpanClaims:
+    """The spans of a file shared out between processes, each taken once: workers take
+    them from the first on, the process that reads the answers from the last back. Two
+    counters in shared memory (made before the workers start, which inherit them)."""
+
+    def __init__(self, context: BaseContext, count: int) -> None:
+        self._ends = context.Array("q", [0, count - 1])  # the first and the last left
+
+    def from_the_first(self) -> int | None:
+        """The first span left, now taken; None when none is left."""
+        with self._ends.get_lock():
+            first, last = self._ends[0], self._ends[1]
+            if first > last:
+                return None
+            self._ends[0] = first + 1
+            return first
+
+    def from_the_last(self, lowest: int = 0) -> int | None:
+        """The last span left if it is not below `lowest`, now taken; else None."""
+        with self._ends.get_lock():
+            first, last = self._ends[0], self._ends[1]
+            if first > last or last < lowest:
+                return None
+            self._ends[1] = last - 1
+            return last
+
+    def stop(self) -> None:
+        """No span is left to take."""
+        with self._ends.get_lock():
+            self._ends[0] = self._ends[1] + 1
 
 
 # Opened readers, by path, for the worker processes that read a file's spans: the reading
