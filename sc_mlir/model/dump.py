@@ -29,6 +29,7 @@ from sc_mlir.read import event_spans, jaxbridge, parts
 from sc_mlir.read.discover import Skipped, discover
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
+from sc_mlir.read.loc_table import TableGone
 from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
 from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
 from sc_mlir.read.progress import (
@@ -365,7 +366,13 @@ def _span_done(reader: SpanReader, span: event_spans.Span, settings: LoadSetting
     if checked is None:
         return None
     records, funcs = checked
-    return _SpanDone(_do(work, records, reader.path), len(scan.allocas), scan.ops, funcs)
+    try:
+        answer = _do(work, records, reader.path)
+    except TableGone:  # a worker's table is read from the file, which changed
+        return None
+    if not reader.unchanged():  # the answer may hold what the file said before
+        return None
+    return _SpanDone(answer, len(scan.allocas), scan.ops, funcs)
 
 
 def _pickles(work: FileWork) -> bool:
@@ -383,6 +390,8 @@ def _pickles(work: FileWork) -> bool:
 def _do(work: FileWork, records: list[Allocation], path: str) -> object:
     try:
         return work(records)
+    except TableGone:  # the file's, not the caller's: it changed while it was read
+        raise
     except Exception as exc:  # the caller's bug, not the file's
         raise WorkFailed(f"work= failed on {path}: {type(exc).__name__}: {exc}") from exc
 

@@ -174,6 +174,15 @@ class SpanReader:
         """The file's size and modification time when it was opened."""
         return self._stat
 
+    def unchanged(self) -> bool:
+        """Whether the file's size and modification time are still those it was opened with."""
+        return self._state() == self._stat
+
+    def _read_tail(self, position: int, size: int) -> bytes:
+        """Bytes of the file's tail (the module's end and the `#loc` table), by their
+        position in it."""
+        return self._read(self.close_start + position, size)
+
     def _span_at(self, position: int) -> bytes:
         """Whole top-level ops from `position`: about `span_bytes`, up to where a func
         starts (or the module's end)."""
@@ -297,7 +306,10 @@ def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
     None when the file is no longer what it was, or not read in spans."""
     reader = _OPEN.get(path)
     if reader is not None and reader.settings == settings and reader.state == state:
-        return reader if reader._state() == state else None
+        if isinstance(reader.table, LocationTable) and not reader.table.reads_from_file:
+            # (Forked with the table in memory, this process would count it again.)
+            reader.table.read_from_file(reader._read_tail)
+        return reader if reader.unchanged() else None
     for other in _OPEN.values():  # one file at a time: its table may be large
         other.close_file()
     _OPEN.clear()
@@ -311,6 +323,7 @@ def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
         return None
     if isinstance(reader.table, LocationTable):
         name_table(reader.table, (path, *state))
+        reader.table.read_from_file(reader._read_tail)
     _OPEN[path] = reader
     return reader
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
 _INDEX_AFTER_LOOKUPS = 64
+
+class TableGone(Exception):
+    """A table read from its file (`read_from_file`) that the file no longer holds."""
+
 
 # A file's table, named by the file's path, size and modification time.
 TableKey = tuple[str, int, int]
@@ -34,13 +38,43 @@ class LocationTable(Mapping[str, str]):
         self._found: dict[str, str] = {}
         self._offsets: array[int] | None = None
         self._key: TableKey | None = None  # see `shared_table`
+        self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         if self._key is not None:  # the process it goes to holds it (`shared_table`)
             return (_shared_table, (self._key,))
         # Sent to another process (records built in a worker): the table, not the file.
-        table = b"\n" + bytes(self._data[self._start : self._end])
+        table = b"\n" + self._bytes(self._start, self._end)
         return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
+
+    def read_from_file(self, read: Callable[[int, int], bytes]) -> None:
+        """From now on the table's lines are read with `read(position, size)` (positions as
+        in `data`, which raises when the file is no longer what it was), and `data` is let
+        go: a worker that reads spans keeps an index of the lines, not the table, which its
+        RSS would count again (300 MB for a 1 GB dump)."""
+        self._index()
+        self._read = read
+        self._data = b""
+
+    @property
+    def reads_from_file(self) -> bool:
+        return self._read is not None
+
+    def _bytes(self, start: int, end: int) -> bytes:
+        if self._read is None:
+            return bytes(self._data[start:end])
+        try:
+            return self._read(start, end - start)
+        except Exception as exc:
+            raise TableGone(f"the #loc table could not be read again: {exc}") from exc
+
+    def _index(self) -> array[int]:
+        """Where each line starts, less one: one search over the table, then each line is
+        one bisect away."""
+        if self._offsets is None:
+            self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
+                self._data, self._start - 1, self._end)))
+        return self._offsets
 
     def _number(self, name: object) -> int | None:
         if not isinstance(name, str) or not name.startswith("#loc"):
@@ -70,13 +104,17 @@ class LocationTable(Mapping[str, str]):
         if number is None:
             raise KeyError(name)
         data = self._data
+        if self._read is not None:  # the lines are in the file
+            offsets = self._offsets
+            assert offsets is not None
+            at = bisect_left(self._numbers, number)
+            line = offsets[at] + 1
+            text = self._bytes(line, offsets[at + 1] if at + 1 < len(offsets) else self._end)
+            return _VALUE_AT.match(text, text.find(b" = ") + 3).group().decode().strip()
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
             # A report asking for many: one search for every line start, then each is one
             # bisect away.
-            if self._offsets is None:
-                self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
-                    data, self._start - 1, self._end)))
-            line = self._offsets[bisect_left(self._numbers, number)] + 1
+            line = self._index()[bisect_left(self._numbers, number)] + 1
             equals = data.find(b" = ", line)
         else:
             line, equals = self._bisect(number)

@@ -520,6 +520,9 @@ event_spans.SpanReader.open = counted_open
 
 def records_and_pid(records):
     assert opened == [parent], opened  # the file opened by the parent only
+    # A worker reads the table's lines from the file; this process holds the table.
+    table = records[0].locations.raw
+    assert table.reads_from_file == (os.getpid() != parent)
     return os.getpid(), records
 
 parent = os.getpid()
@@ -565,3 +568,48 @@ def test_span_claims_give_each_span_once_until_stopped():
     stopped = event_spans.SpanClaims(multiprocessing.get_context(), 3)
     stopped.stop()
     assert stopped.from_the_first() is None and stopped.from_the_last() is None
+
+
+def test_a_table_read_from_its_file_says_what_it_said_in_memory(tmp_path):
+    """A worker reads its `#loc` lines from the file (the table in memory would count again
+    in its RSS): every alias the same; a file that can no longer be read says so."""
+    from sc_mlir.read.loc_table import TableGone
+
+    path = generated(tmp_path, "pretty", "xla", 38, size=60_000)
+    with SpanReader(str(path), ScanSettings()) as reader:
+        assert reader.open()
+        in_memory = dict(reader.table.items())
+        names = list(reader.table)
+        assert len(names) > 100 and all(v.startswith("loc(") for v in in_memory.values())
+        fresh = SpanReader(str(path), ScanSettings())
+        with fresh:
+            assert fresh.open()
+            fresh.table.read_from_file(fresh._read_tail)
+            assert fresh.table.reads_from_file and not fresh.table._data
+            assert {name: fresh.table[name] for name in reversed(names)} == in_memory
+            path.write_bytes(path.read_bytes()[: fresh.close_start + 10])  # cut short
+            with pytest.raises(TableGone):
+                fresh.table[names[-1]]
+
+
+def _touches_the_file_in_a_worker(parent: int, records: list[Allocation]) -> int:
+    """A compile writing the dump again (same size) while a worker reads it."""
+    if os.getpid() != parent and records:
+        path = records[0].file
+        stat = os.stat(path)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    return len(records)
+
+
+def test_a_file_written_again_while_a_worker_reads_it_is_read_whole(tmp_path, monkeypatch):
+    """A worker's answer holds `#loc` lines read from the file as it went: the file must be
+    the one opened when the answer is made, or the file is read whole."""
+    import functools
+
+    path = generated(tmp_path, "generic", "xla", 39, size=120_000)
+    expected = load(path)
+    _small_spans(monkeypatch)
+    answers: list[int] = []
+    load(path, jobs=2, work=functools.partial(_touches_the_file_in_a_worker, os.getpid()),
+         keep_records=False, on_answer=answers.append)
+    assert answers == [len(expected.records)]  # one answer: read whole, here
