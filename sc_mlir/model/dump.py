@@ -29,7 +29,7 @@ from sc_mlir.read import event_spans, jaxbridge, parts
 from sc_mlir.read.discover import Skipped, discover
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
-from sc_mlir.read.loc_table import TableGone
+from sc_mlir.read.loc_table import LocationTable, TableGone
 from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
 from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
 from sc_mlir.read.progress import (
@@ -286,12 +286,22 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
         try:
             futures = [pool.submit(_read_spans_from_the_first, reader.path, settings,
                                    reader.state, spans, work) for _ in range(workers)]
+            # The workers are forked now: while they read, this process too reads the
+            # `#loc` lines from the file, and holds the table again once they are done
+            # (records made here may be asked for their locations later).
+            table = reader.table
+            if isinstance(table, LocationTable):
+                table.read_from_file(reader._read_tail)
             while (i := claims.from_the_last(lowest=1)) is not None:
                 done[i] = _span_done(reader, spans[i], settings, work)
                 if done[i] is None:  # the file is to be read whole: the workers stop
                     claims.stop()
             for future in futures:
                 done.update(future.result())
+            if isinstance(table, LocationTable):
+                table.read_into_memory()
+                if not reader.unchanged():  # not the table the answers were made with
+                    raise _Declined
         finally:
             claims.stop()  # what is left unread stays so: the workers end
     return [done.get(i) for i in range(len(spans))]

@@ -56,6 +56,13 @@ class LocationTable(Mapping[str, str]):
         self._read = read
         self._data = b""
 
+    def read_into_memory(self) -> None:
+        """The table read from the file again and kept (`read_from_file` undone). Raises
+        TableGone when the file no longer holds it."""
+        if self._read is not None:
+            self._data = self._bytes(0, self._end)
+            self._read = None
+
     @property
     def reads_from_file(self) -> bool:
         return self._read is not None

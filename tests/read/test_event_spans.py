@@ -520,9 +520,8 @@ event_spans.SpanReader.open = counted_open
 
 def records_and_pid(records):
     assert opened == [parent], opened  # the file opened by the parent only
-    # A worker reads the table's lines from the file; this process holds the table.
-    table = records[0].locations.raw
-    assert table.reads_from_file == (os.getpid() != parent)
+    # While the spans are read, every process reads the table's lines from the file.
+    assert records[0].locations.raw.reads_from_file
     return os.getpid(), records
 
 parent = os.getpid()
@@ -535,6 +534,7 @@ load(sys.argv[1], jobs=2, work=records_and_pid, keep_records=False, on_answer=an
 records = [r for _, part in answers for r in part]
 assert len(answers) > 2 and {pid for pid, _ in answers} - {os.getpid()}
 assert len({id(r.locations.raw) for r in records}) == 1
+assert not records[0].locations.raw.reads_from_file  # held here once they are read
 assert [r.loc for r in records] == [r.loc for r in whole] and records[-1].loc.file
 print("read by", len({pid for pid, _ in answers} - {os.getpid()}), "forked workers")
 """
