@@ -250,14 +250,13 @@ def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
             try:
                 done = (_share_out_spans(reader, spans, settings, work, jobs) if pool is None
                         else _spans_on_pool(pool, reader, spans, settings, work))
-                for span, span_done in zip(spans, done, strict=True):
+                for span_done in done:
                     if span_done is None or not span_done.funcs.isdisjoint(seen):
                         raise _Declined
                     seen |= span_done.funcs
                     allocas += span_done.allocas
                     ops += span_done.ops - 1
                     answers.append(span_done.answer)
-                    reader._report(span.end - span.start)
             except WorkFailed:
                 raise
             except Exception:  # declined, or a worker died: the file is read whole
@@ -292,12 +291,18 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
             table = reader.table
             if isinstance(table, LocationTable):
                 table.read_from_file(reader._read_tail)
+            mine = told = 0  # bytes of the spans read here; of all, told to the progress
             while (i := claims.from_the_last(lowest=1)) is not None:
                 done[i] = _span_done(reader, spans[i], settings, work)
                 if done[i] is None:  # the file is to be read whole: the workers stop
                     claims.stop()
+                mine += spans[i].end - spans[i].start
+                so_far = mine + claims.bytes_read()
+                reader._report(so_far - told)
+                told = so_far
             for future in futures:
                 done.update(future.result())
+            reader._report(sum(span.end - span.start for span in spans) - told)
             if isinstance(table, LocationTable):
                 table.read_into_memory()
                 if not reader.unchanged():  # not the table the answers were made with
@@ -313,7 +318,11 @@ def _spans_on_pool(pool: Executor, reader: SpanReader, spans: list[event_spans.S
     futures = [pool.submit(_read_span, reader.path, settings, reader.state, span, work)
                for span in spans]
     try:
-        return [future.result() for future in futures]
+        done: list[_SpanDone | None] = []
+        for span, future in zip(spans, futures, strict=True):
+            done.append(future.result())
+            reader._report(span.end - span.start)
+        return done
     finally:
         for future in futures:
             future.cancel()
@@ -347,6 +356,7 @@ def _read_spans_from_the_first(path: str, settings: LoadSettings, state: tuple[i
             done[i] = _span_done(reader, spans[i], settings, work) if reader else None
             if done[i] is None:  # the file is to be read whole: the others stop
                 claims.stop()
+            claims.read(spans[i].end - spans[i].start)
     except BaseException:  # WorkFailed: the others stop too
         claims.stop()
         raise

@@ -251,7 +251,8 @@ class SpanClaims:
     counters in shared memory (made before the workers start, which inherit them)."""
 
     def __init__(self, context: BaseContext, count: int) -> None:
-        self._ends = context.Array("q", [0, count - 1])  # the first and the last left
+        # The first and the last span left, and the bytes of the spans workers have read.
+        self._ends = context.Array("q", [0, count - 1, 0])
 
     def from_the_first(self) -> int | None:
         """The first span left, now taken; None when none is left."""
@@ -275,6 +276,16 @@ class SpanClaims:
         """No span is left to take."""
         with self._ends.get_lock():
             self._ends[0] = self._ends[1] + 1
+
+    def read(self, nbytes: int) -> None:
+        """A worker has read a span of `nbytes` (for the progress of the reading)."""
+        with self._ends.get_lock():
+            self._ends[2] += nbytes
+
+    def bytes_read(self) -> int:
+        """The bytes of the spans the workers have read so far."""
+        with self._ends.get_lock():
+            return int(self._ends[2])
 
 
 # Opened readers, by path, for the worker processes that read a file's spans: the reading

@@ -430,6 +430,30 @@ def test_bytes_told_for_spans_read_by_workers_are_the_files(tmp_path, monkeypatc
     assert sum(told) == path.stat().st_size
 
 
+_EVENTS: list[str] = []
+
+
+def _noted_here(parent: int, records: list[Allocation]) -> int:
+    if os.getpid() == parent:
+        _EVENTS.append("work")
+    return len(records)
+
+
+def test_progress_is_told_as_the_spans_are_read(tmp_path, monkeypatch):
+    """A 1 GB dump takes half a minute on two cores: the bytes are told as the spans are
+    read, not all once they are."""
+    import functools
+
+    path = generated(tmp_path, "generic", "simple", 40, size=200_000)
+    _small_spans(monkeypatch)
+    _EVENTS.clear()
+    read_file(str(path), jobs=2, work=functools.partial(_noted_here, os.getpid()),
+              keep_records=False, on_bytes=lambda n: _EVENTS.append("bytes"))
+    works = [i for i, event in enumerate(_EVENTS) if event == "work"]
+    assert len(works) > 2  # spans read here
+    assert "bytes" in _EVENTS[works[0]:works[-1]]  # told between them
+
+
 def _dies_in_a_worker(parent: int, records: list[Allocation]) -> int:
     if os.getpid() != parent:
         os._exit(3)  # as the kernel's out-of-memory killer would end it
