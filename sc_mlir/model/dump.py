@@ -216,12 +216,14 @@ class _Declined(Exception):
 
 
 class _SpanDone(NamedTuple):
-    """What a worker sends back for one span: `work`'s answer and the span's counts."""
+    """One span read: `work`'s answer (or how it failed: raised only when the spans before
+    are handed on, as one process would) and the span's counts."""
 
     answer: object
     allocas: int
     ops: int
     funcs: frozenset[tuple[int, str, str]]
+    failed: WorkFailed | None = None
 
 
 def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
@@ -253,16 +255,26 @@ def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
                 for span_done in done:
                     if span_done is None or not span_done.funcs.isdisjoint(seen):
                         raise _Declined
+                    if span_done.failed is not None:
+                        raise span_done.failed
                     seen |= span_done.funcs
                     allocas += span_done.allocas
                     ops += span_done.ops - 1
                     answers.append(span_done.answer)
             except WorkFailed:
                 raise
-            except Exception:  # declined, or a worker died: the file is read whole
+            except _Declined:  # the file is read whole, as in one process
                 reader.take_back()
                 return None
-        reader._report(reader.state[0] - reader.close_start)
+            except Exception:  # a worker died (out of memory?), or an answer did not
+                reader.take_back()  # pickle: the spans are read here, one at a time
+                trouble = True
+            else:
+                trouble = False
+        if not trouble:
+            reader._report(reader.state[0] - reader.close_start)
+    if trouble:
+        return _read_in_spans(path, settings, work, on_bytes)
     return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
 
 
@@ -304,7 +316,10 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
                 done.update(future.result())
             reader._report(sum(span.end - span.start for span in spans) - told)
             if isinstance(table, LocationTable):
-                table.read_into_memory()
+                try:
+                    table.read_into_memory()
+                except TableGone:
+                    raise _Declined from None
                 if not reader.unchanged():  # not the table the answers were made with
                     raise _Declined
         finally:
@@ -357,7 +372,7 @@ def _read_spans_from_the_first(path: str, settings: LoadSettings, state: tuple[i
             if done[i] is None:  # the file is to be read whole: the others stop
                 claims.stop()
             claims.read(spans[i].end - spans[i].start)
-    except BaseException:  # WorkFailed: the others stop too
+    except BaseException:  # not the file's doing (interrupted...): the others stop too
         claims.stop()
         raise
     return done
@@ -377,7 +392,9 @@ def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
 def _span_done(reader: SpanReader, span: event_spans.Span, settings: LoadSettings,
                work: FileWork) -> _SpanDone | None:
     """One span read, and `work` done on its records; None when the file is to be read
-    whole (the span declined, or the file changed). Raises WorkFailed."""
+    whole (the span declined, or the file changed). A failing work is in `failed`: one
+    process would have found an earlier span declined, or a func in two spans, before it
+    ran the work on this one."""
     try:
         scan = reader.read_span(span)
         checked = _span_records(scan, settings)
@@ -390,6 +407,8 @@ def _span_done(reader: SpanReader, span: event_spans.Span, settings: LoadSetting
         answer = _do(work, records, reader.path)
     except TableGone:  # a worker's table is read from the file, which changed
         return None
+    except WorkFailed as failed:
+        return _SpanDone(None, len(scan.allocas), scan.ops, funcs, failed)
     if not reader.unchanged():  # the answer may hold what the file said before
         return None
     return _SpanDone(answer, len(scan.allocas), scan.ops, funcs)

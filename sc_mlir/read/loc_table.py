@@ -41,8 +41,6 @@ class LocationTable(Mapping[str, str]):
         self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        if self._key is not None:  # the process it goes to holds it (`shared_table`)
-            return (_shared_table, (self._key,))
         # Sent to another process (records built in a worker): the table, not the file.
         table = b"\n" + self._bytes(self._start, self._end)
         return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
@@ -161,8 +159,9 @@ class LocationTable(Mapping[str, str]):
 
 @contextmanager
 def shared_table(table: LocationTable, key: TableKey) -> Iterator[None]:
-    """In the block, `table` pickles as `key`, which unpickles as `table` in this process and
-    in a process forked from it; `name_table` names a worker's own copy alike."""
+    """In the block, `table` goes between processes as `key`, which comes back as `table`
+    in this process and in a process forked from it; `name_table` names a worker's own
+    copy alike."""
     name_table(table, key)
     _SHARED[key] = table
     try:
@@ -174,9 +173,19 @@ def shared_table(table: LocationTable, key: TableKey) -> Iterator[None]:
 
 
 def name_table(table: LocationTable, key: TableKey) -> None:
-    """From now on `table` pickles as `key` (a worker's copy of a table `shared_table`
-    shares in the process it answers)."""
+    """From now on `table`, sent to another process by multiprocessing, goes as `key` (a
+    worker's copy of a table `shared_table` shares in the process it answers). Pickled or
+    copied otherwise, it goes whole: a work may keep or copy its records."""
+    from multiprocessing.reduction import ForkingPickler  # only where workers run
+
+    ForkingPickler.register(LocationTable, _reduce_between_processes)
     table._key = key
+
+
+def _reduce_between_processes(table: LocationTable) -> tuple[object, tuple[object, ...]]:
+    if table._key is not None:  # the process it goes to holds it (`shared_table`)
+        return (_shared_table, (table._key,))
+    return table.__reduce__()
 
 
 def _shared_table(key: TableKey) -> LocationTable:

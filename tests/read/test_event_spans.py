@@ -19,7 +19,7 @@ from test_events import GENERATOR, mlir_files
 from sc_mlir.formats.analysis_json import space_object
 from sc_mlir.model.allocation import Allocation, build_allocations
 from sc_mlir.model.dump import load, read_file
-from sc_mlir.read import event_spans
+from sc_mlir.read import event_spans, parts
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
 from sc_mlir.read.records import FileScan, OpFrame, RawAlloca, ScanSettings
@@ -469,8 +469,10 @@ def _fails(records: list[Allocation]) -> int:
     raise ZeroDivisionError("a bug in the work")
 
 
-def test_a_dead_worker_has_the_file_read_whole_here_and_a_failing_work_stops(
+def test_a_dead_worker_has_the_spans_read_here_and_a_failing_work_stops(
         tmp_path, monkeypatch):
+    """A worker killed (out of memory...): the spans are read here one at a time, not the
+    file whole, which would take the most memory just when it is short."""
     import functools
 
     from sc_mlir.model.dump import WorkFailed
@@ -481,10 +483,36 @@ def test_a_dead_worker_has_the_file_read_whole_here_and_a_failing_work_stops(
     answers: list[int] = []
     dump = load(path, jobs=2, work=functools.partial(_dies_in_a_worker, os.getpid()),
                 keep_records=False, on_answer=answers.append)
-    assert answers == [len(expected.records)]
+    assert len(answers) > 2 and sum(answers) == len(expected.records)  # in spans
     assert dump.files == expected.files
     with pytest.raises(WorkFailed, match="ZeroDivisionError"):
         load(path, jobs=2, work=_fails, keep_records=False)
+
+
+def _fails_on_a_func_seen_before(parent: int, records: list[Allocation]) -> int:
+    """Raises on the span holding the second `sc_kernel_0` (not the file's first span)."""
+    if any(r.func == "sc_kernel_0" for r in records) and records[0].line > 40:
+        raise ValueError("the second copy")
+    return len(records)
+
+
+def test_a_failing_work_on_a_span_one_process_declines_first_is_not_raised(
+        tmp_path, monkeypatch):
+    """One process declines a span holding a func an earlier span held (and reads the file
+    whole) before it runs the work on it: with workers, the work's failure on that span
+    waits for the spans before it, and the file is read whole the same way."""
+    import functools
+
+    path = generated(tmp_path, "generic", "xla", 41, size=120_000)
+    path.write_text(_same_func_twice(path.read_text()))
+    _small_spans(monkeypatch)
+    work = functools.partial(_fails_on_a_func_seen_before, os.getpid())
+    alone: list[int] = []
+    load(path, work=work, keep_records=False, on_answer=alone.append)
+    assert len(alone) == 1  # declined, then read whole: the work sees both copies at once
+    answers: list[int] = []
+    load(path, jobs=2, work=work, keep_records=False, on_answer=answers.append)
+    assert answers == alone
 
 
 def test_a_worker_finds_the_file_as_it_was_or_declines(tmp_path, monkeypatch):
@@ -538,7 +566,7 @@ def test_answers_from_workers_name_the_files_location_table_rather_than_carry_it
 _FORKED = """
 import os, sys
 from sc_mlir.model.dump import load, worker_context
-from sc_mlir.read import event_spans
+from sc_mlir.read import event_spans, parts
 
 opened = []
 open_file = event_spans.SpanReader.open
@@ -642,3 +670,41 @@ def test_a_file_written_again_while_a_worker_reads_it_is_read_whole(tmp_path, mo
     load(path, jobs=2, work=functools.partial(_touches_the_file_in_a_worker, os.getpid()),
          keep_records=False, on_answer=answers.append)
     assert answers == [len(expected.records)]  # one answer: read whole, here
+
+
+def _copied_and_pickled(records: list[Allocation]) -> bytes:
+    """A work that copies its records and keeps them as a pickle."""
+    import copy
+    import pickle
+
+    return pickle.dumps(copy.deepcopy(records))
+
+
+@pytest.mark.parametrize("where", ["forkserver", "directory"])
+def test_records_copied_or_pickled_in_a_worker_keep_their_table(tmp_path, monkeypatch,
+                                                                where):
+    """A worker that opened the file itself (started by a fork server, or by a directory's
+    pool before the file was opened) sends its table back by name; a copy or a pickle its
+    work makes carries the table, and loads anywhere, after the load too."""
+    import pickle
+    import shutil
+
+    path = generated(tmp_path, "generic", "xla", 42, size=120_000)
+    whole = {(r.line, r.name): r.loc for r in load(path).records}
+    if where == "forkserver":
+        _start_workers_by("forkserver", monkeypatch)
+        source = path
+    else:
+        source = tmp_path / "dump"
+        source.mkdir()
+        shutil.move(path, source / path.name)
+        generated(source, "pretty", "simple", 43, size=3_000)
+        monkeypatch.setattr(parts, "MIN_PART_BYTES", 20_000)  # the large file: in spans
+    _small_spans(monkeypatch)
+    answers: list[bytes] = []
+    load(source, jobs=2, work=_copied_and_pickled, keep_records=False,
+         on_answer=answers.append)
+    records = [r for answer in answers for r in pickle.loads(answer)]
+    mine = [r for r in records if r.file.endswith("_42.mlir")]
+    assert len(answers) > 2 and len(mine) == len(whole)
+    assert {(r.line, r.name): r.loc for r in mine} == whole
