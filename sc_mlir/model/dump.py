@@ -193,6 +193,9 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                 seen |= checked[1]
                 allocas += len(scan.allocas)
                 answers.append(_do(work, checked[0], path))
+                if not reader.unchanged():  # while the work ran: it is read whole, now
+                    reader.take_back()
+                    return None
     except WorkFailed:
         raise
     except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
@@ -309,9 +312,11 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
                 if done[i] is None:  # the file is to be read whole: the workers stop
                     claims.stop()
                 mine += spans[i].end - spans[i].start
-                so_far = mine + claims.bytes_read()
+                so_far = max(mine + claims.bytes_read(), told)
                 reader._report(so_far - told)
                 told = so_far
+                if any(future.done() for future in futures):
+                    break  # while spans are left: a worker died (its result says)
             for future in futures:
                 done.update(future.result())
             reader._report(sum(span.end - span.start for span in spans) - told)
@@ -635,26 +640,33 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
             future = pool.submit(_read_group, [files[i] for i in group], settings,
                                  worker_bytes, work, keep_records)
             pending.update((i, (future, place)) for place, i in enumerate(group))
-        for i, path in enumerate(files):
-            if large[i]:
-                result = read_file(path, settings, jobs=workers, pool=pool,
-                                   on_bytes=tracker.file(path) if progress else None,
-                                   work=work, keep_records=keep_records)
-            else:
-                try:
-                    group_future, place = pending.pop(i)
-                    wait_reporting(group_future, tracker.file(path) if progress else None)
-                    result = group_future.result()[place]
-                    if isinstance(result, WorkFailed):
-                        raise result  # after the answers of the files before it
-                except WorkFailed:
-                    raise
-                except Exception:  # the worker died (out of memory...), or what it sent back
-                    # did not pickle (a location nested too deep...): each file of the task
-                    # is read here, its work done again
-                    result = read_file(path, settings, work=work, keep_records=keep_records)
-            tracker.finish(path)
-            yield result
+        try:
+            for i, path in enumerate(files):
+                if large[i]:
+                    result = read_file(path, settings, jobs=workers, pool=pool,
+                                       on_bytes=tracker.file(path) if progress else None,
+                                       work=work, keep_records=keep_records)
+                else:
+                    try:
+                        group_future, place = pending.pop(i)
+                        wait_reporting(group_future,
+                                       tracker.file(path) if progress else None)
+                        result = group_future.result()[place]
+                        if isinstance(result, WorkFailed):
+                            raise result  # after the answers of the files before it
+                    except WorkFailed:
+                        raise
+                    except Exception:  # the worker died (out of memory...), or what it
+                        # sent back did not pickle (a location nested too deep...): each
+                        # file of the task is read here, its work done again
+                        result = read_file(path, settings, work=work,
+                                           keep_records=keep_records)
+                tracker.finish(path)
+                yield result
+        except BaseException:  # a failing work, or the caller stopped: the files not
+            for future, _ in pending.values():  # begun are not read
+                future.cancel()
+            raise
     tracker.complete()
 
 

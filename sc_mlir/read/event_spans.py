@@ -248,44 +248,76 @@ class SpanReader:
 class SpanClaims:
     """The spans of a file shared out between processes, each taken once: workers take
     them from the first on, the process that reads the answers from the last back. Two
-    counters in shared memory (made before the workers start, which inherit them)."""
+    counters in shared memory (made before the workers start, which inherit them).
+
+    Their lock is waited for `LOCK_WAIT` seconds at most: a worker killed while it holds
+    it (the out-of-memory killer, or the pool ending its workers once one died) never
+    lets it go. Past that, no span is left to take, and the spans nobody read have the
+    file read again."""
+
+    LOCK_WAIT = 10.0  # seconds; the lock is held for a few instructions
 
     def __init__(self, context: BaseContext, count: int) -> None:
         # The first and the last span left, and the bytes of the spans workers have read.
         self._ends = context.Array("q", [0, count - 1, 0])
 
+    def _locked(self) -> bool:
+        return bool(self._ends.get_lock().acquire(timeout=self.LOCK_WAIT))
+
+    def _unlock(self) -> None:
+        self._ends.get_lock().release()
+
     def from_the_first(self) -> int | None:
         """The first span left, now taken; None when none is left."""
-        with self._ends.get_lock():
+        if not self._locked():
+            return None
+        try:
             first, last = self._ends[0], self._ends[1]
             if first > last:
                 return None
             self._ends[0] = first + 1
-            return first
+            return int(first)
+        finally:
+            self._unlock()
 
     def from_the_last(self, lowest: int = 0) -> int | None:
         """The last span left if it is not below `lowest`, now taken; else None."""
-        with self._ends.get_lock():
+        if not self._locked():
+            return None
+        try:
             first, last = self._ends[0], self._ends[1]
             if first > last or last < lowest:
                 return None
             self._ends[1] = last - 1
-            return last
+            return int(last)
+        finally:
+            self._unlock()
 
     def stop(self) -> None:
         """No span is left to take."""
-        with self._ends.get_lock():
-            self._ends[0] = self._ends[1] + 1
+        if self._locked():
+            try:
+                self._ends[0] = self._ends[1] + 1
+            finally:
+                self._unlock()
 
     def read(self, nbytes: int) -> None:
         """A worker has read a span of `nbytes` (for the progress of the reading)."""
-        with self._ends.get_lock():
-            self._ends[2] += nbytes
+        if self._locked():
+            try:
+                self._ends[2] += nbytes
+            finally:
+                self._unlock()
 
     def bytes_read(self) -> int:
-        """The bytes of the spans the workers have read so far."""
-        with self._ends.get_lock():
+        """The bytes of the spans the workers have read so far (0 past a lost lock: the
+        progress catches up at the end)."""
+        if not self._locked():
+            return 0
+        try:
             return int(self._ends[2])
+        finally:
+            self._unlock()
 
 
 # Opened readers, by path, for the worker processes that read a file's spans: the reading

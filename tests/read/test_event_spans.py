@@ -708,3 +708,138 @@ def test_records_copied_or_pickled_in_a_worker_keep_their_table(tmp_path, monkey
     mine = [r for r in records if r.file.endswith("_42.mlir")]
     assert len(answers) > 2 and len(mine) == len(whole)
     assert {(r.line, r.name): r.loc for r in mine} == whole
+
+
+_REWRITTEN: list[str] = []
+
+
+def _rewrites_at_the_last_func(last_func: str, other: str, records: list[Allocation]) -> int:
+    """A compile writing the dump again (other content) while its last func is worked on."""
+    if any(r.func == last_func for r in records) and other not in _REWRITTEN:
+        _REWRITTEN.append(other)
+        Path(records[0].file).write_bytes(Path(other).read_bytes())
+    return len(records)
+
+
+def test_a_file_rewritten_while_its_last_span_is_worked_on_is_read_again(tmp_path,
+                                                                         monkeypatch):
+    """One process checks the file after each span's work, as the workers do: a file
+    written again during the last one is read whole as it is then, not answered as it
+    was."""
+    import functools
+
+    path = generated(tmp_path, "generic", "xla", 44, size=120_000)
+    other = generated(tmp_path, "generic", "xla", 45, size=150_000)
+    last_func = [r.func for r in load(path).records][-1]
+    expected = load(other)
+    _small_spans(monkeypatch)
+    _REWRITTEN.clear()
+    answers: list[int] = []
+    dump = load(path, work=functools.partial(_rewrites_at_the_last_func, last_func,
+                                             str(other)),
+                keep_records=False, on_answer=answers.append)
+    assert _REWRITTEN and answers == [len(expected.records)]  # read whole, as it is now
+    assert dump.files[0].lines == expected.files[0].lines
+
+
+def _holds_the_lock(claims: event_spans.SpanClaims, holding) -> None:
+    claims._ends.get_lock().acquire()
+    holding.set()
+    import time
+
+    time.sleep(60)
+
+
+def test_span_claims_give_up_on_a_lock_a_dead_worker_holds():
+    """A worker killed while it holds the counters' lock never lets it go: the others give
+    up waiting (the spans left unread have the file read again)."""
+    import multiprocessing
+    import time
+
+    start = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else None
+    context = multiprocessing.get_context(start)
+    claims = event_spans.SpanClaims(context, 4)
+    claims.LOCK_WAIT = 0.2
+    holding = context.Event()
+    holder = context.Process(target=_holds_the_lock, args=(claims, holding))
+    holder.start()
+    try:
+        assert holding.wait(30)
+        holder.kill()  # as the out-of-memory killer would
+        holder.join(30)
+        import threading
+
+        said: list[object] = []
+
+        def ask() -> None:
+            said.extend([claims.from_the_last(), claims.from_the_first()])
+            claims.stop()
+            claims.read(10)
+            said.append(claims.bytes_read())
+
+        began = time.monotonic()
+        asking = threading.Thread(target=ask, daemon=True)  # (a hang fails, not blocks)
+        asking.start()
+        asking.join(30)
+        assert not asking.is_alive() and said == [None, None, 0]
+        assert time.monotonic() - began < 5 * 0.2 + 2
+    finally:
+        holder.kill()
+
+
+def _noted_and_failing(log: str, records: list[Allocation]) -> int:
+    with open(log, "a") as noted:
+        noted.write("x")
+    raise ValueError("a bug in the work")
+
+
+def test_a_failing_work_in_a_directory_leaves_the_files_not_begun(tmp_path, monkeypatch):
+    """The work fails on the first file: the load stops then, not once every queued file
+    of the directory has been read."""
+    import functools
+
+    import sc_mlir.model.dump as dump_module
+    from sc_mlir.model.dump import WorkFailed
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 32)  # one file a task
+    source = tmp_path / "dump"
+    source.mkdir()
+    for seed in range(64):
+        generated(source, "pretty", "simple", 100 + seed, size=3_000)
+    log = tmp_path / "calls.log"
+    with pytest.raises(WorkFailed):
+        load(source, jobs=2, work=functools.partial(_noted_and_failing, str(log)),
+             keep_records=False)
+    assert len(log.read_text()) < 64 // 2  # not every file
+
+
+def test_a_worker_dead_early_has_this_process_stop_reading_spans_soon(tmp_path, monkeypatch):
+    """A worker that dies on its first span: this process notices between its own spans
+    and reads the file again at once, rather than first reading every span left."""
+    import functools
+    import time
+
+    import sc_mlir.model.dump as dump_module
+
+    path = generated(tmp_path, "generic", "simple", 46, size=600_000)
+    _small_spans(monkeypatch)
+    here: list[int] = []
+    span_done = dump_module._span_done
+    parent = os.getpid()
+
+    def slow_here(*args, **kwargs):
+        if os.getpid() == parent:
+            here.append(1)
+            time.sleep(0.05)
+        return span_done(*args, **kwargs)
+
+    monkeypatch.setattr(dump_module, "_span_done", slow_here)
+    with SpanReader(str(path), ScanSettings()) as reader:
+        assert reader.open()
+        count = sum(1 for _ in reader.spans())
+    assert count > 12
+    answers: list[int] = []
+    load(path, jobs=2, work=functools.partial(_dies_in_a_worker, parent), keep_records=False,
+         on_answer=answers.append)
+    assert sum(answers) == len(load(path).records)
+    assert len(here) < count // 2  # not every span but the worker's first
