@@ -261,63 +261,53 @@ class SpanClaims:
         # The first and the last span left, and the bytes of the spans workers have read.
         self._ends = context.Array("q", [0, count - 1, 0])
 
-    def _locked(self) -> bool:
-        return bool(self._ends.get_lock().acquire(timeout=self.LOCK_WAIT))
-
-    def _unlock(self) -> None:
-        self._ends.get_lock().release()
+    @contextmanager
+    def _held(self) -> Iterator[bool]:
+        """The lock, if it comes within LOCK_WAIT: whether it did. (Each item of the array
+        takes the lock too, which is reentrant: read them only while it is held.)"""
+        lock = self._ends.get_lock()
+        held = lock.acquire(timeout=self.LOCK_WAIT)
+        try:
+            yield held
+        finally:
+            if held:
+                lock.release()
 
     def from_the_first(self) -> int | None:
         """The first span left, now taken; None when none is left."""
-        if not self._locked():
-            return None
-        try:
-            first, last = self._ends[0], self._ends[1]
-            if first > last:
+        with self._held() as held:
+            if not held or self._ends[0] > self._ends[1]:
                 return None
+            first = self._ends[0]
             self._ends[0] = first + 1
             return int(first)
-        finally:
-            self._unlock()
 
     def from_the_last(self, lowest: int = 0) -> int | None:
         """The last span left if it is not below `lowest`, now taken; else None."""
-        if not self._locked():
-            return None
-        try:
-            first, last = self._ends[0], self._ends[1]
-            if first > last or last < lowest:
+        with self._held() as held:
+            if not held or self._ends[0] > self._ends[1] or self._ends[1] < lowest:
                 return None
+            last = self._ends[1]
             self._ends[1] = last - 1
             return int(last)
-        finally:
-            self._unlock()
 
     def stop(self) -> None:
         """No span is left to take."""
-        if self._locked():
-            try:
+        with self._held() as held:
+            if held:
                 self._ends[0] = self._ends[1] + 1
-            finally:
-                self._unlock()
 
     def read(self, nbytes: int) -> None:
         """A worker has read a span of `nbytes` (for the progress of the reading)."""
-        if self._locked():
-            try:
+        with self._held() as held:
+            if held:
                 self._ends[2] += nbytes
-            finally:
-                self._unlock()
 
     def bytes_read(self) -> int:
         """The bytes of the spans the workers have read so far (0 past a lost lock: the
         progress catches up at the end)."""
-        if not self._locked():
-            return 0
-        try:
-            return int(self._ends[2])
-        finally:
-            self._unlock()
+        with self._held() as held:
+            return int(self._ends[2]) if held else 0
 
 
 # Opened readers, by path, for the worker processes that read a file's spans: the reading

@@ -12,6 +12,7 @@ _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
 _INDEX_AFTER_LOOKUPS = 64
 
+
 class TableGone(Exception):
     """A table read from its file (`read_from_file`) that the file no longer holds."""
 
