@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -132,9 +133,8 @@ def read_file(path: str, settings: LoadSettings | None = None, *, jobs: int = 1,
     without `keep_records` the result holds no records (only what `work` made of them)."""
     settings = settings or LoadSettings()
     if work is not None and not keep_records and _size(path) >= event_spans.MIN_FILE_BYTES:
-        in_spans = (_read_spans_on_workers(path, settings, work, on_bytes, jobs, pool)
-                    if jobs > 1 and _pickles(work)
-                    else _read_in_spans(path, settings, work, on_bytes))
+        in_spans = _read_in_spans(path, settings, work, on_bytes,
+                                  jobs if _pickles(work) else 1, pool)
         if in_spans is not None:
             return in_spans
     with paused_gc():
@@ -173,35 +173,69 @@ def _result(path: str, scan: FileScan, records: list[Allocation],
 
 
 def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
-                   on_bytes: BytesRead | None) -> FileResult | None:
+                   on_bytes: BytesRead | None, jobs: int = 1, pool: Executor | None = None
+                   ) -> FileResult | None:
     """A large file read a span at a time (`read.event_spans`), each span's records given
-    to `work` and dropped: memory holds one span. None when the file is to be read whole:
-    a shape the span reader does not read, or one where the spans' records would not be
-    the file's (notes to make, which count over the whole file, or a func in two spans)."""
+    to `work` and dropped: memory holds one span. With `jobs` > 1, the spans are read in
+    parallel: by this process and `jobs - 1` workers started here (`_share_out_spans`), or
+    by the given pool's workers, which read a directory's other files too; the answers go
+    on in the spans' order, and what one process would do stays the rule. None when the
+    file is to be read whole: a shape the span reader does not read, or one where the
+    spans' records would not be the file's (notes to make, which count over the whole file,
+    or a func in two spans). A worker that dies, or an answer that does not pickle, has the
+    spans read here, one at a time."""
     answers: list[object] = []
     allocas = 0
+    ops = 1  # the module
     seen: set[tuple[int, str, str]] = set()
-    try:
-        with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+    with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+        try:
             if not reader.open():
                 return None
-            for scan in reader.scans():
-                checked = _span_records(scan, settings)
-                if checked is None or not checked[1].isdisjoint(seen):
-                    reader.take_back()
-                    return None
-                seen |= checked[1]
-                allocas += len(scan.allocas)
-                answers.append(_do(work, checked[0], path))
-                if not reader.unchanged():  # while the work ran: it is read whole, now
-                    reader.take_back()
-                    return None
-    except WorkFailed:
-        raise
-    except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
-        reader.take_back()  # file is read whole, and the whole-file readers say what is wrong
-        return None
-    return FileResult(FileSummary(path, reader.lines, reader.ops, allocas), [], [], answers)
+            spans = [] if jobs == 1 else [span for span, _ in reader.spans()]
+            # With workers, the block lasts until every answer is in: they name the file's
+            # `#loc` table, which this process holds, rather than carry it.
+            with event_spans.shared(reader) if spans else nullcontext():
+                done: Iterable[_SpanDone | None]
+                if not spans:
+                    done = _spans_here(reader, settings, work)
+                else:
+                    try:
+                        done = (_share_out_spans(reader, spans, settings, work, jobs)
+                                if pool is None
+                                else _spans_on_pool(pool, reader, spans, settings, work))
+                    except _Declined:
+                        raise
+                    except Exception as exc:  # a worker died (out of memory?), or an
+                        raise _WorkersFailed from exc  # answer did not pickle
+                for span_done in done:
+                    if span_done is None or not span_done.funcs.isdisjoint(seen):
+                        raise _Declined
+                    if span_done.failed is not None:
+                        raise span_done.failed
+                    seen |= span_done.funcs
+                    allocas += span_done.allocas
+                    ops += span_done.ops - 1
+                    answers.append(span_done.answer)
+        except WorkFailed:
+            raise
+        except _WorkersFailed:
+            reader.take_back()
+        except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
+            reader.take_back()  # file is read whole, and the whole-file readers say what is wrong
+            return None
+        else:
+            reader._report(reader.state[0] - reader.close_start)
+            return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
+    return _read_in_spans(path, settings, work, on_bytes)  # here, one at a time
+
+
+def _spans_here(reader: SpanReader, settings: LoadSettings, work: FileWork
+                ) -> Iterator[_SpanDone | None]:
+    """Each span read here in turn, its bytes told once it is done."""
+    for span, text in reader.spans():
+        yield _span_done(reader, span, settings, work, text)
+        reader._report(span.end - span.start)
 
 
 def _span_records(scan: FileScan, settings: LoadSettings
@@ -218,6 +252,10 @@ class _Declined(Exception):
     """A span the fast reader declines, or whose records are not the whole file's."""
 
 
+class _WorkersFailed(Exception):
+    """A worker died, or an answer did not pickle: not the file's doing."""
+
+
 class _SpanDone(NamedTuple):
     """One span read: `work`'s answer (or how it failed: raised only when the spans before
     are handed on, as one process would) and the span's counts."""
@@ -227,58 +265,6 @@ class _SpanDone(NamedTuple):
     ops: int
     funcs: frozenset[tuple[int, str, str]]
     failed: WorkFailed | None = None
-
-
-def _read_spans_on_workers(path: str, settings: LoadSettings, work: FileWork,
-                           on_bytes: BytesRead | None, jobs: int, pool: Executor | None
-                           ) -> FileResult | None:
-    """`_read_in_spans` with the spans read in parallel: by this process and `jobs - 1`
-    worker processes started here (`_share_out_spans`), or by the given pool's workers
-    (which read the other files of a directory too). This process finds where the spans are
-    first (a pass over the file's bytes, without reading them as MLIR); the answers go on in
-    order. None when the file is to be read whole, as there."""
-    answers: list[object] = []
-    allocas = 0
-    ops = 1  # the module
-    seen: set[tuple[int, str, str]] = set()
-    with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
-        try:
-            if not reader.open():
-                return None
-            spans = [span for span, _ in reader.spans()]
-        except Exception:  # declined, changed or unreadable: read whole
-            reader.take_back()
-            return None
-        # The block lasts until every answer is in: they name the file's `#loc` table,
-        # which this process holds, rather than carry it.
-        with event_spans.shared(reader):  # the workers forked in it start with it open
-            try:
-                done = (_share_out_spans(reader, spans, settings, work, jobs) if pool is None
-                        else _spans_on_pool(pool, reader, spans, settings, work))
-                for span_done in done:
-                    if span_done is None or not span_done.funcs.isdisjoint(seen):
-                        raise _Declined
-                    if span_done.failed is not None:
-                        raise span_done.failed
-                    seen |= span_done.funcs
-                    allocas += span_done.allocas
-                    ops += span_done.ops - 1
-                    answers.append(span_done.answer)
-            except WorkFailed:
-                raise
-            except _Declined:  # the file is read whole, as in one process
-                reader.take_back()
-                return None
-            except Exception:  # a worker died (out of memory?), or an answer did not
-                reader.take_back()  # pickle: the spans are read here, one at a time
-                trouble = True
-            else:
-                trouble = False
-        if not trouble:
-            reader._report(reader.state[0] - reader.close_start)
-    if trouble:
-        return _read_in_spans(path, settings, work, on_bytes)
-    return FileResult(FileSummary(path, reader.lines, ops, allocas), [], [], answers)
 
 
 def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
@@ -395,13 +381,13 @@ def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],
 
 
 def _span_done(reader: SpanReader, span: event_spans.Span, settings: LoadSettings,
-               work: FileWork) -> _SpanDone | None:
+               work: FileWork, text: bytes | None = None) -> _SpanDone | None:
     """One span read, and `work` done on its records; None when the file is to be read
     whole (the span declined, or the file changed). A failing work is in `failed`: one
     process would have found an earlier span declined, or a func in two spans, before it
     ran the work on this one."""
     try:
-        scan = reader.read_span(span)
+        scan = reader.read_span(span, text)
         checked = _span_records(scan, settings)
     except Exception:  # as `_read_in_spans`: the file is read whole
         return None

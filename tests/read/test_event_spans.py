@@ -205,14 +205,13 @@ def test_a_file_not_shaped_as_one_module_is_not_read_in_spans(tmp_path):
 def spans_counted(monkeypatch) -> list[int]:
     """A list that gets an item for each span read in this process."""
     spans: list[int] = []
-    scans = SpanReader.scans
+    read_span = SpanReader.read_span
 
-    def counted(self):
-        for scan in scans(self):
-            spans.append(1)
-            yield scan
+    def counted(self, span, text=None):
+        spans.append(1)
+        return read_span(self, span, text)
 
-    monkeypatch.setattr(SpanReader, "scans", counted)
+    monkeypatch.setattr(SpanReader, "read_span", counted)
     return spans
 
 
@@ -824,16 +823,25 @@ def test_a_worker_dead_early_has_this_process_stop_reading_spans_soon(tmp_path, 
     path = generated(tmp_path, "generic", "simple", 46, size=2_000_000)
     _small_spans(monkeypatch)
     here: list[int] = []
-    span_done = dump_module._span_done
+    sharing: list[bool] = []  # while the spans are shared out (not read again after)
+    span_done, share_out = dump_module._span_done, dump_module._share_out_spans
     parent = os.getpid()
 
     def slow_here(*args, **kwargs):
-        if os.getpid() == parent:
+        if os.getpid() == parent and sharing:
             here.append(1)
             time.sleep(0.05)
         return span_done(*args, **kwargs)
 
+    def shared_out(*args, **kwargs):
+        sharing.append(True)
+        try:
+            return share_out(*args, **kwargs)
+        finally:
+            sharing.clear()
+
     monkeypatch.setattr(dump_module, "_span_done", slow_here)
+    monkeypatch.setattr(dump_module, "_share_out_spans", shared_out)
     with SpanReader(str(path), ScanSettings()) as reader:
         assert reader.open()
         count = sum(1 for _ in reader.spans())
