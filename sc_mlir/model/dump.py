@@ -294,9 +294,11 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
                 table.read_from_file(reader._read_tail)
             mine = told = 0  # bytes of the spans read here; of all, told to the progress
             while (i := claims.from_the_last(lowest=1)) is not None:
-                done[i] = _span_done(reader, spans[i], settings, work)
-                if done[i] is None:  # the file is to be read whole: the workers stop
+                span_done = done[i] = _span_done(reader, spans[i], settings, work)
+                if span_done is None:  # the file is to be read whole: the workers stop
                     claims.stop()
+                elif span_done.failed is not None:
+                    break  # only the spans before it matter: the workers read them, in order
                 mine += spans[i].end - spans[i].start
                 so_far = max(mine + claims.bytes_read(), told)
                 reader._report(so_far - told)
@@ -326,8 +328,11 @@ def _spans_on_pool(pool: Executor, reader: SpanReader, spans: list[event_spans.S
     try:
         done: list[_SpanDone | None] = []
         for span, future in zip(spans, futures, strict=True):
-            done.append(future.result())
+            span_done = future.result()
+            done.append(span_done)
             reader._report(span.end - span.start)
+            if span_done is None or span_done.failed is not None:
+                break  # the spans after it change nothing (read whole, or the failure)
         return done
     finally:
         for future in futures:
@@ -359,8 +364,10 @@ def _read_spans_from_the_first(path: str, settings: LoadSettings, state: tuple[i
         reader = None
     try:
         while (i := claims.from_the_first()) is not None:
-            done[i] = _span_done(reader, spans[i], settings, work) if reader else None
-            if done[i] is None:  # the file is to be read whole: the others stop
+            span_done = done[i] = _span_done(reader, spans[i], settings, work) if reader else None
+            if span_done is None or span_done.failed is not None:
+                # The spans after it change nothing: the file is read whole, or the work's
+                # failure raised once the spans before it (this worker's) are handed on.
                 claims.stop()
             claims.read(spans[i].end - spans[i].start)
     except BaseException:  # not the file's doing (interrupted...): the others stop too
@@ -550,13 +557,16 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
 
     results: list[FileResult] = []
     read = _read_all(files, settings, jobs, progress, work, keep_records)
-    for result in chain(read, kernel_results()):
-        results.append(result)
-        if on_file is not None:
-            on_file(result.records)
-        if on_answer is not None:
-            for answer in result.worked if result.worked is not None else [None]:
-                on_answer(answer)
+    try:
+        for result in chain(read, kernel_results()):
+            results.append(result)
+            if on_file is not None:
+                on_file(result.records)
+            if on_answer is not None:
+                for answer in result.worked if result.worked is not None else [None]:
+                    on_answer(answer)
+    finally:
+        read.close()  # a hook that raised: the workers do not read on
     records: list[Allocation] = []
     summaries: list[FileSummary] = []
     for result in results:

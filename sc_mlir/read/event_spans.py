@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import _PLAIN_BYTES, _Reader, trailing_table
-from sc_mlir.read.loc_table import LocationTable, name_table, shared_table
+from sc_mlir.read.loc_table import LocationTable, TableGone, TableKey
 from sc_mlir.read.parts import _FUNC_START
 from sc_mlir.read.progress import BytesRead
 from sc_mlir.read.records import FileScan, OpFrame, ScanSettings
@@ -359,6 +359,68 @@ def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
         reader.table.read_from_file(reader._read_tail)
     _OPEN[path] = reader
     return reader
+
+
+# Tables of files whose spans worker processes read, by key: a worker's answers name the
+# table rather than carry it (each span's answer would carry the whole table, 15 MB for a
+# 50 MB dump), and the process that reads them, which holds the same table, puts it back.
+_SHARED: dict[TableKey, LocationTable] = {}
+# Tables read again from their files, for names `_SHARED` does not hold (one at a time).
+_READ_AGAIN: dict[TableKey, LocationTable] = {}
+
+
+@contextmanager
+def shared_table(table: LocationTable, key: TableKey) -> Iterator[None]:
+    """In the block, `table` goes between processes as `key`, which comes back as `table`
+    in this process and in a process forked from it; `name_table` names a worker's own
+    copy alike."""
+    name_table(table, key)
+    _SHARED[key] = table
+    try:
+        yield
+    finally:
+        if _SHARED.get(key) is table:
+            del _SHARED[key]
+        table._key = None
+
+
+def name_table(table: LocationTable, key: TableKey) -> None:
+    """From now on `table`, sent to another process by multiprocessing, goes as `key` (a
+    worker's copy of a table `shared_table` shares in the process it answers; a process
+    that does not share it reads it again from the file, unchanged since). Pickled or
+    copied otherwise, it goes whole: a work may keep or copy its records."""
+    from multiprocessing.reduction import ForkingPickler  # only where workers run
+
+    ForkingPickler.register(LocationTable, _reduce_between_processes)
+    table._key = key
+
+
+def _reduce_between_processes(table: LocationTable) -> tuple[object, tuple[object, ...]]:
+    if table._key is not None:  # the process it goes to holds it (`shared_table`)
+        return (_shared_table, (table._key,))
+    return table.__reduce__()
+
+
+def _shared_table(key: TableKey) -> LocationTable:
+    table = _SHARED.get(key)
+    if table is None:
+        table = _READ_AGAIN.get(key)
+    if table is None:
+        # Sent by a work through a channel of its own (a multiprocessing queue) to a
+        # process that does not share the table: read from the file again, which must be
+        # the one the records were read from.
+        with SpanReader(key[0], ScanSettings()) as reader:
+            try:
+                opened = reader.open() and (key[0], *reader.state) == key
+            except Exception:
+                opened = False
+            if not opened or not isinstance(reader.table, LocationTable):
+                raise TableGone(f"the #loc table of {key[0]}: the file changed since its "
+                                "records were read")
+            table = reader.table
+        _READ_AGAIN.clear()  # one at a time: a table may be large
+        _READ_AGAIN[key] = table
+    return table
 
 
 def _shift_lines(scan: FileScan, after: int, shift: int) -> None:

@@ -6,7 +6,6 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 
 _VALUE_AT = re.compile(rb"[^\n]*")
 _TABLE_LINE = re.compile(rb"\n(?=#)")
@@ -17,12 +16,9 @@ class TableGone(Exception):
     """A table read from its file (`read_from_file`) that the file no longer holds."""
 
 
-# A file's table, named by the file's path, size and modification time.
+# A file's table, named by the file's path, size and modification time (`event_spans`
+# names the tables of files whose spans workers read).
 TableKey = tuple[str, int, int]
-# Tables of files whose spans worker processes read, by key: a worker's answers name the
-# table rather than carry it (each span's answer would carry the whole table, 15 MB for a
-# 50 MB dump), and the process that reads them, which holds the same table, puts it back.
-_SHARED: dict[TableKey, LocationTable] = {}
 
 
 class LocationTable(Mapping[str, str]):
@@ -38,7 +34,7 @@ class LocationTable(Mapping[str, str]):
         self._before = before  # aliases defined before the first op
         self._found: dict[str, str] = {}
         self._offsets: array[int] | None = None
-        self._key: TableKey | None = None  # see `shared_table`
+        self._key: TableKey | None = None  # see `event_spans.shared_table`
         self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
@@ -156,41 +152,3 @@ class LocationTable(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._before) + len(self._numbers)
-
-
-@contextmanager
-def shared_table(table: LocationTable, key: TableKey) -> Iterator[None]:
-    """In the block, `table` goes between processes as `key`, which comes back as `table`
-    in this process and in a process forked from it; `name_table` names a worker's own
-    copy alike."""
-    name_table(table, key)
-    _SHARED[key] = table
-    try:
-        yield
-    finally:
-        if _SHARED.get(key) is table:
-            del _SHARED[key]
-        table._key = None
-
-
-def name_table(table: LocationTable, key: TableKey) -> None:
-    """From now on `table`, sent to another process by multiprocessing, goes as `key` (a
-    worker's copy of a table `shared_table` shares in the process it answers). Pickled or
-    copied otherwise, it goes whole: a work may keep or copy its records."""
-    from multiprocessing.reduction import ForkingPickler  # only where workers run
-
-    ForkingPickler.register(LocationTable, _reduce_between_processes)
-    table._key = key
-
-
-def _reduce_between_processes(table: LocationTable) -> tuple[object, tuple[object, ...]]:
-    if table._key is not None:  # the process it goes to holds it (`shared_table`)
-        return (_shared_table, (table._key,))
-    return table.__reduce__()
-
-
-def _shared_table(key: TableKey) -> LocationTable:
-    table = _SHARED.get(key)
-    if table is None:  # never unpickled outside `shared_table`'s block (it waits for them)
-        raise LookupError(f"no location table shared for {key[0]}")
-    return table

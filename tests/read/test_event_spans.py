@@ -574,10 +574,14 @@ def counted_open(self):
     return open_file(self)
 event_spans.SpanReader.open = counted_open
 
+import multiprocessing
+sent = multiprocessing.get_context("fork").Queue()  # a channel of the work's own
+
 def records_and_pid(records):
     assert opened == [parent], opened  # the file opened by the parent only
     # While the spans are read, every process reads the table's lines from the file.
     assert records[0].locations.raw.reads_from_file
+    sent.put(records[-1])
     return os.getpid(), records
 
 parent = os.getpid()
@@ -592,6 +596,10 @@ assert len(answers) > 2 and {pid for pid, _ in answers} - {os.getpid()}
 assert len({id(r.locations.raw) for r in records}) == 1
 assert not records[0].locations.raw.reads_from_file  # held here once they are read
 assert [r.loc for r in records] == [r.loc for r in whole] and records[-1].loc.file
+# Sent on by the work: the table goes by name, and is read again from the file here.
+last = {(r.line, r.name): r.loc for r in whole}
+got = [sent.get(timeout=30) for _ in answers]
+assert [last[(r.line, r.name)] for r in got] == [r.loc for r in got]
 print("read by", len({pid for pid, _ in answers} - {os.getpid()}), "forked workers")
 """
 
@@ -851,3 +859,46 @@ def test_a_worker_dead_early_has_this_process_stop_reading_spans_soon(tmp_path, 
          on_answer=answers.append)
     assert sum(answers) == len(load(path).records)
     assert len(here) < count // 2  # not every span but the worker's first
+
+
+def _noted(log: str, records: list[Allocation]) -> int:
+    with open(log, "a") as noted:
+        noted.write("x")
+    return len(records)
+
+
+def test_a_hook_that_raises_leaves_the_files_not_begun(tmp_path, monkeypatch):
+    """`on_answer` raises on the first answer: the workers do not read the directory on."""
+    import functools
+
+    import sc_mlir.model.dump as dump_module
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 32)  # one file a task
+    source = tmp_path / "dump"
+    source.mkdir()
+    for seed in range(64):
+        generated(source, "pretty", "simple", 200 + seed, size=3_000)
+    log = tmp_path / "calls.log"
+
+    def refuses(answer: object) -> None:
+        raise KeyError("a bug in the hook")
+
+    with pytest.raises(KeyError):
+        load(source, jobs=2, work=functools.partial(_noted, str(log)), keep_records=False,
+             on_answer=refuses)
+    assert len(log.read_text()) < 64 // 2  # not every file
+
+
+def test_a_work_failing_on_every_span_stops_soon(tmp_path, monkeypatch):
+    """The first span fails: the spans after it change nothing, and are not read."""
+    import functools
+
+    from sc_mlir.model.dump import WorkFailed
+
+    path = generated(tmp_path, "generic", "simple", 47, size=2_000_000)
+    _small_spans(monkeypatch)
+    log = tmp_path / "calls.log"
+    with pytest.raises(WorkFailed, match="a bug in the work"):
+        load(path, jobs=2, work=functools.partial(_noted_and_failing, str(log)),
+             keep_records=False)
+    assert len(log.read_text()) < 8  # of 38 spans
