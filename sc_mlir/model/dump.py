@@ -279,7 +279,7 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
 
     context = worker_context()
     claims = event_spans.SpanClaims(context, len(spans))
-    workers = max(jobs - 1, 1)
+    workers = max(min(jobs - 1, len(spans) - 1), 1)  # no more than spans to read
     done: dict[int, _SpanDone | None] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                              initializer=_start_span_worker, initargs=(claims,)) as pool:
