@@ -58,8 +58,9 @@ class Span(NamedTuple):
 
 
 class SpanReader:
-    """`with SpanReader(path, settings) as reader: if reader.open(): for scan in
-    reader.scans(): ...`; `lines` and `ops` are the file's once every span is read."""
+    """`with SpanReader(path, settings) as reader: if reader.open(): for span, text in
+    reader.spans(): scan = reader.read_span(span, text)`; `lines` is the file's once every
+    span is given."""
 
     def __init__(self, path: str, settings: ScanSettings, on_bytes: BytesRead | None = None,
                  span_bytes: int | None = None) -> None:
@@ -69,7 +70,6 @@ class SpanReader:
         self.span_bytes = span_bytes or SPAN_BYTES
         self.reported = 0  # bytes told to on_bytes (taken back by `take_back`)
         self.lines = 0
-        self.ops = 0
         self._handle: BinaryIO | None = None
 
     def __enter__(self) -> SpanReader:
@@ -126,17 +126,6 @@ class SpanReader:
         self.tail_lines = tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)
         self._report(len(self.head))
         return True
-
-    def scans(self) -> Iterator[FileScan]:
-        """Each span's `FileScan`, its `#loc` aliases the file's table. Raises Unvouched
-        (or `SyntaxProblem`) for a span the fast reader declines."""
-        self.ops = 1  # the module
-        for span, text in self.spans():
-            scan = self.read_span(span, text)
-            self.ops += scan.ops - 1
-            self._report(len(text))
-            yield scan
-        self._report(self._stat[0] - self.close_start)
 
     def spans(self) -> Iterator[tuple[Span, bytes]]:
         """Where each span is, with its bytes; `lines` is the file's once they are all

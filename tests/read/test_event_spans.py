@@ -73,7 +73,7 @@ def read_in_spans(path: Path, span_bytes: int) -> tuple[list[FileScan], SpanRead
     with SpanReader(str(path), ScanSettings(), span_bytes=span_bytes) as reader:
         if not reader.open():
             return None
-        return list(reader.scans()), reader
+        return [reader.read_span(span, text) for span, text in reader.spans()], reader
 
 
 def generated(tmp_path: Path, form: str, locs: str, seed: int, size: int = 150_000) -> Path:
@@ -91,7 +91,8 @@ def assert_spans_read_as_whole(path: Path, span_bytes: int) -> int:
     scans, reader = read
     assert [alloca_fields(a) for s in scans for a in s.allocas] == [
         alloca_fields(a) for a in whole.allocas]
-    assert (reader.lines, reader.ops) == (whole.lines, whole.ops)
+    # (The module is an op of every span's text: counted once.)
+    assert (reader.lines, 1 + sum(s.ops - 1 for s in scans)) == (whole.lines, whole.ops)
     # Records: every field, program points relative to the func's first record's.
     whole_records, whole_notes = build_allocations(whole)
     span_records = []
@@ -794,10 +795,27 @@ def test_span_claims_give_up_on_a_lock_a_dead_worker_holds():
         holder.kill()
 
 
-def _noted_and_failing(log: str, records: list[Allocation]) -> int:
+def _noted(log: str, records: list[Allocation]) -> int:
     with open(log, "a") as noted:
         noted.write("x")
+    return len(records)
+
+
+def _noted_and_failing(log: str, records: list[Allocation]) -> int:
+    _noted(log, records)
     raise ValueError("a bug in the work")
+
+
+def _directory_of_small_files(tmp_path: Path, monkeypatch) -> Path:
+    """64 small files, each a task of its own."""
+    import sc_mlir.model.dump as dump_module
+
+    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 32)
+    source = tmp_path / "dump"
+    source.mkdir()
+    for seed in range(64):
+        generated(source, "pretty", "simple", 100 + seed, size=3_000)
+    return source
 
 
 def test_a_failing_work_in_a_directory_leaves_the_files_not_begun(tmp_path, monkeypatch):
@@ -805,14 +823,9 @@ def test_a_failing_work_in_a_directory_leaves_the_files_not_begun(tmp_path, monk
     of the directory has been read."""
     import functools
 
-    import sc_mlir.model.dump as dump_module
     from sc_mlir.model.dump import WorkFailed
 
-    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 32)  # one file a task
-    source = tmp_path / "dump"
-    source.mkdir()
-    for seed in range(64):
-        generated(source, "pretty", "simple", 100 + seed, size=3_000)
+    source = _directory_of_small_files(tmp_path, monkeypatch)
     log = tmp_path / "calls.log"
     with pytest.raises(WorkFailed):
         load(source, jobs=2, work=functools.partial(_noted_and_failing, str(log)),
@@ -861,23 +874,12 @@ def test_a_worker_dead_early_has_this_process_stop_reading_spans_soon(tmp_path, 
     assert len(here) < count // 2  # not every span but the worker's first
 
 
-def _noted(log: str, records: list[Allocation]) -> int:
-    with open(log, "a") as noted:
-        noted.write("x")
-    return len(records)
-
-
 def test_a_hook_that_raises_leaves_the_files_not_begun(tmp_path, monkeypatch):
     """`on_answer` raises on the first answer: the workers do not read the directory on."""
     import functools
 
-    import sc_mlir.model.dump as dump_module
 
-    monkeypatch.setattr(dump_module, "TASKS_PER_WORKER", 32)  # one file a task
-    source = tmp_path / "dump"
-    source.mkdir()
-    for seed in range(64):
-        generated(source, "pretty", "simple", 200 + seed, size=3_000)
+    source = _directory_of_small_files(tmp_path, monkeypatch)
     log = tmp_path / "calls.log"
 
     def refuses(answer: object) -> None:
