@@ -82,6 +82,10 @@ class Space:
     space_id: int | None
     space_name: str
 
+    def __reduce__(self) -> tuple[type[Space], tuple[str | None, str | None, int | None, str]]:
+        # As `Allocation.__reduce__`: records travel from workers by the ten thousand.
+        return (Space, (self.layout, self.memory_space, self.space_id, self.space_name))
+
 
 # Not frozen: dumps hold hundreds of thousands of allocas, and a frozen dataclass costs six
 # times as much to build. Nothing changes a record after the builder made it.

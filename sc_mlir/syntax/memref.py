@@ -46,6 +46,11 @@ class ElementType:
     text: str
     bits: int | None
 
+    def __reduce__(self) -> tuple[type[ElementType], tuple[str, int | None]]:
+        # Records travel from worker processes by the ten thousand: a frozen slots
+        # dataclass otherwise pickles through state functions that walk `fields()`.
+        return (ElementType, (self.text, self.bits))
+
 
 def scalar(text: str) -> ElementType:
     """The element type for a builtin scalar type name.
@@ -79,6 +84,10 @@ class MemRefType:
     shape: tuple[int | None, ...] | None
     element: ElementType
     params: tuple[str, ...] = ()
+
+    def __reduce__(self) -> tuple[type[MemRefType], tuple[object, ...]]:
+        # As ElementType's: one per record sent back from a worker.
+        return (MemRefType, (self.text, self.shape, self.element, self.params))
 
     @property
     def rank(self) -> int | None:

@@ -70,3 +70,21 @@ def test_placed_allocas_come_back_from_a_worker_whole() -> None:
                 assert fields_of(received.record)["name"] == sent.record.name
             else:
                 assert getattr(received, name) == value, name
+
+
+def test_types_and_spaces_pickle_as_themselves() -> None:
+    """A record's memref type, element type and space pickle as constructor arguments."""
+    from sc_mlir.model.allocation import Space
+    from sc_mlir.syntax.memref import ElementType, MemRefType
+
+    values: list[object] = [
+        ElementType("f32", 32), ElementType("!tpu.dma_semaphore", None),
+        MemRefType("memref<4x?xbf16, #tpu.memory_space<vmem>>", (4, None),
+                   ElementType("bf16", 16), ("#tpu.memory_space<vmem>",)),
+        MemRefType("memref<*xf32>", None, ElementType("f32", 32)),
+        Space(None, "201", 201, "tile_spmem"), Space("strided<[1]>", None, None, "smem"),
+    ]
+    for value in values:
+        back = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back == value and type(back) is type(value) and hash(back) == hash(value)
+        assert fields_of(back) == fields_of(value)
