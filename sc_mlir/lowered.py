@@ -107,6 +107,6 @@ def report_text(analysis: Analysis, top: int = 10, width: int = 100) -> str:
     console = Console(file=buffer, width=width, color_system=None, emoji=False,
                       soft_wrap=False, force_terminal=False, force_jupyter=False)
     base = analysis.reports[0].file.split("#")[0] if analysis.reports else ""
-    print_analysis(console, analysis, base, top)
+    print_analysis(console, analysis.reports, base, top)
     # Leading newline: pytest prints the message after "KernelDoesNotFit: ".
     return "\n" + "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())

@@ -153,8 +153,10 @@ class Analysis:
 @dataclass(frozen=True, slots=True)
 class ReportOutline:
     """What is kept of a report once its output was made where its file was read (`sc-mlir
-    analyze --format json` over many files): what an analysis is ordered, selected and
-    judged by, so that the report itself need not travel from the worker process."""
+    analyze` over many files, as JSON, CSV or the table): what an analysis is ordered,
+    selected and judged by, and what the table's summary row shows, so that the report
+    itself need not travel from the worker process. A report whose crossing the table
+    explains travels whole, as `crossing_report`."""
 
     file: str
     chunk: int
@@ -165,14 +167,28 @@ class ReportOutline:
     space_label: str
     verdict: str
     severity: tuple[int, float]
+    dump_header: str | None
+    bound_words: int | None
+    stack_peak_words: int
+    percent_of_bound: float | None
+    liveness_peak_words: int
+    packed_peak_words: int
+    n_allocas: int
+    n_unsized: int
+    crossing_report: SpaceReport | None = None
 
     @classmethod
-    def of(cls, report: SpaceReport) -> ReportOutline:
+    def of(cls, report: SpaceReport, keep_crossing: bool = False) -> ReportOutline:
         """The outline of a report: `order_reports`, `select_reports` and `any_crossing`
-        give the same answers on outlines as on the reports."""
+        give the same answers on outlines as on the reports, and the terminal summary the
+        same rows. `keep_crossing`: a report with a crossing is kept whole, for the
+        terminal's explanation of it."""
         return cls(report.file, report.chunk, report.func, report.memory_space,
                    report.space_id, report.space_name, report.space_label, report.verdict,
-                   report.severity)
+                   report.severity, report.dump_header, report.bound_words,
+                   report.stack_peak_words, report.percent_of_bound,
+                   report.liveness_peak_words, report.packed_peak_words, report.n_allocas,
+                   report.n_unsized, report.crossing_report if keep_crossing else None)
 
 
 _Report = TypeVar("_Report", SpaceReport, ReportOutline)

@@ -188,6 +188,20 @@ class SpaceReport:
             return 0.0 if self.stack_peak_words == 0 else float("inf")
         return 100.0 * self.stack_peak_words / self.bound_words
 
+    @property
+    def n_allocas(self) -> int:
+        return len(self.allocas)
+
+    @property
+    def n_unsized(self) -> int:
+        """Allocas with no static size (not counted in the peaks)."""
+        return len(self.unsized)
+
+    @property
+    def crossing_report(self) -> SpaceReport | None:
+        """The report itself when it has a crossing to explain (as `ReportOutline`'s)."""
+        return self if self.crossing is not None else None
+
     def count_of(self, kind: str) -> int:
         return sum(1 for a in self.allocas if a.record.kind == kind)
 

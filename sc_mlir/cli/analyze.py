@@ -105,47 +105,67 @@ def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
 
 
 class Outlined(NamedTuple):
-    """One file's analysis as the JSON output needs it: the reports' outlines and spaces,
-    and what the selection checks read of its records."""
+    """One file's analysis as the output needs it, made where the file is read: the
+    reports' outlines, each report's output (JSON text, or a CSV row; none for the table,
+    whose rows are made from the outlines, crossings kept whole), and what the selection
+    checks read of its records. Much less to send back than the records and reports."""
 
     outlines: list[ReportOutline]
-    spaces: list[str]  # as JSON text: text travels between processes faster than dicts
+    made: list[str] | list[dict[str, object]]  # JSON text: travels faster than dicts
     facets: set[Facet]
 
 
-def outline_for_json(bounds: Bounds, group_by: str | None, records: list[Allocation]
-                     ) -> Outlined:
-    """What the JSON output needs of one file, made where the file is read: much less to
-    send back than the records and reports."""
+def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
+                       records: list[Allocation]) -> Outlined:
+    """What `analyze` outputs of one file, made where the file is read (`output`: json, csv,
+    or table; `group_by` only with json)."""
     reports = reports_of_file(bounds, records)
-    return Outlined([ReportOutline.of(r) for r in reports],
-                    [json_text(space_object(r, group_by)) for r in reports],
-                    facets_of(records))
+    made: list[str] | list[dict[str, object]] = []
+    if output is Format.json:
+        made = [json_text(space_object(r, group_by)) for r in reports]
+    elif output is Format.csv:
+        made = [space_row(r) for r in reports]
+    return Outlined([ReportOutline.of(r, keep_crossing=output is Format.table)
+                     for r in reports], made, facets_of(records))
 
 
-def json_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,
-                      bounds: Bounds, by: str | None, space: list[str] | None,
-                      func: list[str] | None, bound: list[str] | None) -> int:
-    """`analyze --format json` (without --allocations or --html): the processes that read
-    the files make their part of the output, and only that comes back. Gives the exit
-    code."""
+def output_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,
+                        bounds: Bounds, by: str | None, output: Format,
+                        space: list[str] | None, func: list[str] | None,
+                        bound: list[str] | None, top: int | None, show_all: bool,
+                        verbose: bool) -> int:
+    """`analyze` without --allocations, --html, or --group-by (but for JSON): the processes
+    that read the files make their part of the output, and only that comes back. Gives the
+    exit code."""
     outlines: list[ReportOutline] = []
-    made: dict[int, str] = {}
+    made: dict[int, object] = {}
     facets: set[Facet] = set()
 
     def take(worked: Outlined | None) -> None:
         if worked is not None:  # else the file could not be read (a note says why)
             outlines.extend(worked.outlines)
-            made.update(zip(map(id, worked.outlines), worked.spaces, strict=True))
+            made.update(zip(map(id, worked.outlines), worked.made, strict=False))
             facets.update(worked.facets)
 
-    dump = load_dump(source, jobs, settings, quiet, work=partial(outline_for_json, bounds, by),
-                     on_answer=take, keep_records=False)
+    dump = load_dump(source, jobs, settings, quiet,
+                     work=partial(outline_for_output, bounds, by, output), on_answer=take,
+                     keep_records=False)
     check_selection(facets, space, func)
     warn_unused_bounds(facets, bound)
     chosen = select_reports(order_reports(outlines), space, func)
     with stdout_may_close():
-        write_document(sys.stdout, source, (made[id(o)] for o in chosen), dump.diagnostics)
+        if output is Format.json:
+            write_document(sys.stdout, source, (made[id(o)] for o in chosen),  # type: ignore[misc]
+                           dump.diagnostics)
+        elif output is Format.csv:
+            sys.stdout.write(to_csv((made[id(o)] for o in chosen),  # type: ignore[misc]
+                                    SPACE_COLUMNS))
+        else:
+            from sc_mlir.render.analysis_terminal import print_analysis
+
+            print_analysis(out_console(), chosen, source, top, show_all=show_all)
+    if output is Format.table:
+        print_notes(dump.diagnostics, verbose=verbose)
     return EXIT_CROSSING if any_crossing(chosen) else EXIT_OK
 
 
@@ -194,9 +214,9 @@ def analyze(
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     by = group_by.value if group_by is not None else None
     settings = load_settings(settings_file)
-    if format is Format.json and not allocations and html is None:
-        raise typer.Exit(json_from_workers(source, jobs, settings, quiet, bounds, by, space,
-                                           func, bound))
+    if not allocations and html is None and (format is Format.json or by is None):
+        raise typer.Exit(output_from_workers(source, jobs, settings, quiet, bounds, by, format,
+                                             space, func, bound, top, all, verbose))
     # Each file is analysed (and its spaces made into JSON) by the process that read it,
     # so a directory's files are analysed on every core.
     file_by_file = FileByFileAnalysis(bounds)
@@ -236,7 +256,7 @@ def analyze(
         else:
             from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 
-            print_analysis(out_console(), analysis, source, top, show_all=all)
+            print_analysis(out_console(), analysis.reports, source, top, show_all=all)
             if by is not None:
                 print_groups(out_console(), analysis, by, top)
     if format is Format.table:

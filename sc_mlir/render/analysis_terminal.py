@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -15,6 +16,7 @@ from sc_mlir.analysis import (
     UNKNOWN_BOUND,
     Analysis,
     Crossing,
+    ReportOutline,
     SpaceReport,
 )
 from sc_mlir.analysis.rollup import roll_up
@@ -55,6 +57,11 @@ def source_of(record: Allocation) -> str:
     if loc.names:
         text += "  (" + " > ".join(loc.names[-2:]) + ")"
     return text
+
+
+# What the summary reads of a (func, space): its report, or the outline of a report made
+# where its file was read (whose crossing, if any, travels whole).
+Summarised = SpaceReport | ReportOutline
 
 
 def headline(report: SpaceReport, base: str) -> Text:
@@ -139,7 +146,7 @@ ROWS_WITHOUT_TERMINAL = 40
 SUMMARY_CHROME_LINES = 8
 
 
-def summary_order(reports: list[SpaceReport]) -> list[SpaceReport]:
+def summary_order(reports: Sequence[Summarised]) -> list[Summarised]:
     """Overflow, allocator-limited, fits by percent of bound (fullest first), unknown-bound
     (largest first)."""
     return sorted(reports, key=lambda r: (SUMMARY_RANK[r.verdict], -(r.percent_of_bound or 0.0),
@@ -154,7 +161,7 @@ def default_summary_rows(console: Console) -> int:
     return max(5, console.height - SUMMARY_CHROME_LINES)
 
 
-def summary_table(reports: list[SpaceReport], base: str) -> Table:
+def summary_table(reports: Sequence[Summarised], base: str) -> Table:
     """One row per (func, space) in the given order; a file column when there are several
     files. Print it through `fitted`."""
     several_files = len({r.file for r in reports}) > 1
@@ -177,7 +184,7 @@ def summary_table(reports: list[SpaceReport], base: str) -> Table:
             Text(r.verdict, style=STYLE[r.verdict]), Text(func), Text(space),
             num(r.bound_words), num(r.stack_peak_words), percent(r.percent_of_bound),
             num(r.liveness_peak_words),
-            num(r.packed_peak_words), str(len(r.allocas)) + ("*" if r.unsized else "")]
+            num(r.packed_peak_words), str(r.n_allocas) + ("*" if r.n_unsized else "")]
         if several_files:
             header = f" [after {r.dump_header}]" if r.dump_header else ""
             cells.append(Text(short_path(r.file, base) + header))
@@ -185,7 +192,7 @@ def summary_table(reports: list[SpaceReport], base: str) -> Table:
     return table
 
 
-def unknown_bound_line(unknown: list[SpaceReport]) -> Text:
+def unknown_bound_line(unknown: Sequence[Summarised]) -> Text:
     """The unknown-bound rows as one line: each space with how many funcs have one."""
     counts = Counter(r.space_label for r in unknown)
     spaces = ", ".join(f"{label} in {count} func{'s' if count > 1 else ''}"
@@ -236,12 +243,12 @@ def print_groups(console: Console, analysis: Analysis, by: str, top: int | None)
             console.print(groups_table(console, report, by, top))
 
 
-def print_analysis(console: Console, analysis: Analysis, base: str, top: int | None = None,
-                   show_all: bool = False) -> None:
-    """The crossings explained, then the summary worst first. `top`: contributors per
-    crossing and summary rows (None: 10 contributors and a screen of rows; 0: all);
-    `show_all`: list the unknown-bound rows instead of one line about them."""
-    reports = analysis.reports
+def print_analysis(console: Console, reports: Sequence[Summarised], base: str,
+                   top: int | None = None, show_all: bool = False) -> None:
+    """The crossings explained, then the summary worst first, of an analysis's reports (or
+    their outlines). `top`: contributors per crossing and summary rows (None: 10
+    contributors and a screen of rows; 0: all); `show_all`: list the unknown-bound rows
+    instead of one line about them."""
     counts = Counter(r.verdict for r in reports)
     tally = ", ".join(f"{counts[v]} {v}" for v in (OVERFLOW, ALLOCATOR_LIMITED, FITS,
                                                     UNKNOWN_BOUND) if counts[v])
@@ -249,9 +256,10 @@ def print_analysis(console: Console, analysis: Analysis, base: str, top: int | N
                        style="bold"))
     ordered = summary_order(reports)
     for report in ordered:
-        if report.crossing is not None:
+        whole = report.crossing_report
+        if whole is not None:
             console.print()
-            console.print(explain(report, base, 10 if top is None else top, console))
+            console.print(explain(whole, base, 10 if top is None else top, console))
     listed = ordered if show_all else [r for r in ordered if r.verdict != UNKNOWN_BOUND]
     rows = default_summary_rows(console) if top is None else top
     shown = listed[:rows] if rows else listed
@@ -264,7 +272,7 @@ def print_analysis(console: Console, analysis: Analysis, base: str, top: int | N
     if len(listed) > len(shown):
         console.print(Text(f"+{len(listed) - len(shown)} more (use --top 0 for all)",
                            style="dim"))
-    if any(r.unsized for r in shown):
+    if any(r.n_unsized for r in shown):
         console.print(Text("* some allocas have no static size and are not counted",
                            style="dim"))
     unknown = [r for r in reports if r.verdict == UNKNOWN_BOUND]

@@ -180,6 +180,17 @@ def test_scope_ops_from_the_config_replace_the_list(tmp_path, monkeypatch):
     assert out["spaces"][0]["stack_peak_words"] == 660
 
 
+def _copy_fixture(tmp_path, name):
+    path = tmp_path / name
+    for source in (FIXTURES / name).rglob("*"):
+        if source.is_file():
+            target = path / source.relative_to(FIXTURES / name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    (path / "zz_binary.mlir").write_bytes(b"\x00\x01 not text")  # a note in both outputs
+    return path
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 @pytest.mark.parametrize(("name", "options", "select"), [
     ("passes", [], ((), ())),
@@ -198,14 +209,7 @@ def test_json_made_by_the_workers_is_the_library_analysis(tmp_path, jobs, name, 
     from sc_mlir.formats.records import to_json
     from sc_mlir.model.dump import load
 
-    path = tmp_path / name
-    path.mkdir()
-    for source in (FIXTURES / name).rglob("*"):
-        if source.is_file():
-            target = path / source.relative_to(FIXTURES / name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read_bytes())
-    (path / "zz_binary.mlir").write_bytes(b"\x00\x01 not text")  # a note in both outputs
+    path = _copy_fixture(tmp_path, name)
     result = run("analyze", str(path), "--format", "json", "--jobs", jobs, *options)
     # The command's other path (--allocations: records and reports come back to this
     # process), the allocations left out.
@@ -221,6 +225,69 @@ def test_json_made_by_the_workers_is_the_library_analysis(tmp_path, jobs, name, 
         analysis = analyze(load(path)).select(*select)
         assert result.stdout == to_json(analysis_object(analysis, str(path), False, by))
         assert result.exit_code == (1 if analysis.has_crossing else 0)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(("name", "options"), [
+    ("passes", []),
+    ("golden", ["--space", "201", "--func", "s*", "--all"]),
+    ("sample", ["--bound", "201=20000", "--top", "0"]),
+    ("pallas", ["--top", "2"]),
+])
+def test_table_and_csv_made_from_outlines_are_the_whole_reports(tmp_path, jobs, name,
+                                                                 options):
+    """Without --html or --allocations, the table and the CSV are made from what the
+    workers send back (outlines; the whole report only of a crossing): byte for byte what
+    the whole reports give (--html, --allocations: the records and reports come back to
+    this process), exit code and notes included."""
+    path = _copy_fixture(tmp_path, name)
+    table = run("analyze", str(path), "--jobs", jobs, *options)
+    whole = run("analyze", str(path), "--jobs", jobs, "--html", str(tmp_path / "r.html"),
+                *options)
+    assert table.exit_code == whole.exit_code and table.exit_code in (0, 1)
+    assert table.stdout == whole.stdout and "skipped" in table.output
+    if name in ("sample", "pallas"):
+        assert "The scoped stack reaches" in table.stdout  # a crossing explained
+    csv = run("analyze", str(path), "--jobs", jobs, "--format", "csv", *options)
+    whole = run("analyze", str(path), "--jobs", jobs, "--format", "csv", "--allocations",
+                *options)
+    assert csv.exit_code == whole.exit_code and csv.stdout == whole.stdout
+    assert csv.stdout.count("\n") > 2
+
+
+def test_the_table_keeps_whole_only_the_reports_it_explains():
+    """What a worker sends back for the table: outlines, with the whole report only where
+    the table explains a crossing (a crossing-free report holds every alloca's record)."""
+    import pickle
+
+    from sc_mlir.analysis import reports_of_file
+    from sc_mlir.cli.analyze import outline_for_output
+    from sc_mlir.cli.app import Format
+    from sc_mlir.model.bounds import build_bounds
+    from sc_mlir.model.dump import load
+
+    records = load(FIXTURES / "sample").records
+    bounds = build_bounds(None, None, {"201": 20000, "202": 10**9})
+    reports = reports_of_file(bounds, records)
+    assert any(r.crossing for r in reports) and any(not r.crossing for r in reports)
+    sent = outline_for_output(bounds, None, Format.table, records)
+    assert sent.made == []
+    for outline, report in zip(sent.outlines, reports, strict=True):
+        kept = outline.crossing_report
+        assert (kept is not None) == (report.crossing is not None)
+        if kept is not None:
+            assert kept.crossing is not None and report.crossing is not None
+            assert kept.crossing.alloca.name == report.crossing.alloca.name
+            assert len(kept.allocas) == len(report.allocas)
+        assert (outline.n_allocas, outline.n_unsized, outline.stack_peak_words) == (
+            len(report.allocas), len(report.unsized), report.stack_peak_words)
+    slim = [o for o in sent.outlines if o.crossing_report is None]
+    assert len(pickle.dumps(slim)) * 4 < len(pickle.dumps(
+        [r for r in reports if not r.crossing]))
+    for output in (Format.json, Format.csv):
+        made = outline_for_output(bounds, None, output, records)
+        assert all(o.crossing_report is None for o in made.outlines)
+        assert len(made.made) == len(reports)
 
 
 def test_json_selection_checks_see_every_file():
