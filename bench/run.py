@@ -20,9 +20,10 @@ XLA's, see generate.py), sc-mlir with its default workers and with `--jobs 1`. E
 is the median of `--runs` runs, the runs of all tools interleaved. Ratios: whole-process
 time of sc-mlir / whole-process time of the C++ parser (target <= 0.5), and peak memory
 sc-mlir / C++ (target <= 0.3). Also: 200 MB vs 50 MB time (target <= 4.2), and the
-300-file directory with the default vs `--jobs 1` (target <= 0.6). The allocation count of
-every sc-mlir run is checked against the generator's ground truth; a mismatch fails the
-benchmark. Nothing here is a test: timings are printed, never asserted.
+300-file directory with the default vs `--jobs 1` (target <= 0.6), as JSON and as the
+table (the command's default output; its pair count checked against the JSON's). The
+allocation count of every sc-mlir run is checked against the generator's ground truth; a
+mismatch fails the benchmark. Nothing here is a test: timings are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -183,6 +184,20 @@ def run_sc_mlir(path: Path, expected: int, jobs: int | None = None,
     return result
 
 
+def run_sc_mlir_table(path: Path, pairs: int, jobs: int | None = None) -> Run:
+    """`sc-mlir analyze` as a table (the default output), checked to count the (func,
+    space) pairs the JSON counts."""
+    command = [*sc_mlir_command(), "analyze", str(path), "--quiet"]
+    if jobs is not None:
+        command += ["--jobs", str(jobs)]
+    result = run_command(command)
+    if result.code not in (0, 1) or not result.output.startswith(
+            f"{pairs} (func, memory space) pair(s)"):
+        raise SystemExit(f"sc-mlir's table of {path} (exit {result.code}) does not count "
+                         f"{pairs} pairs:\n{result.output[:200]}{result.error}")
+    return result
+
+
 def run_parser(script: str, path: Path, timeout: float | None) -> Run:
     result = run_command([sys.executable, "-c", script, str(path)], timeout)
     if result.code == 0:
@@ -336,13 +351,20 @@ def main() -> None:
         directory = args.data / "dir300"
         single: list[Run] = []
         default: list[Run] = []
+        single_table: list[Run] = []
+        default_table: list[Run] = []
         for _ in range(args.runs):  # interleaved
             single.append(run_sc_mlir(directory, truth["dir300"], jobs=1))
             default.append(run_sc_mlir(directory, truth["dir300"]))
-        one, many = median(single, "seconds"), median(default, "seconds")
-        print(f"dir300 ({len(list(directory.iterdir()))} files): --jobs 1 {one:.2f} s, "
-              f"default ({os.cpu_count()} cores) {many:.2f} s: {many / one:.2f}x "
-              "(target <= 0.6)")
+            pairs = len(json.loads(default[-1].output)["spaces"])
+            single_table.append(run_sc_mlir_table(directory, pairs, jobs=1))
+            default_table.append(run_sc_mlir_table(directory, pairs))
+        files = len(list(directory.iterdir()))
+        for label, one_runs, many_runs in (("json", single, default),
+                                           ("table", single_table, default_table)):
+            one, many = median(one_runs, "seconds"), median(many_runs, "seconds")
+            print(f"dir300 ({files} files, {label}): --jobs 1 {one:.2f} s, default "
+                  f"({os.cpu_count()} cores) {many:.2f} s: {many / one:.2f}x (target <= 0.6)")
 
 
 if __name__ == "__main__":
