@@ -175,7 +175,8 @@ class ReportOutline:
     packed_peak_words: int
     n_allocas: int
     n_unsized: int
-    crossing_report: SpaceReport | None = None
+    # Compared by the fields above: the report's allocas compare by identity.
+    crossing_report: SpaceReport | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, report: SpaceReport, keep_crossing: bool = False) -> ReportOutline:
@@ -183,12 +184,17 @@ class ReportOutline:
         give the same answers on outlines as on the reports, and the terminal summary the
         same rows. `keep_crossing`: a report with a crossing is kept whole, for the
         terminal's explanation of it."""
-        return cls(report.file, report.chunk, report.func, report.memory_space,
-                   report.space_id, report.space_name, report.space_label, report.verdict,
-                   report.severity, report.dump_header, report.bound_words,
-                   report.stack_peak_words, report.percent_of_bound,
-                   report.liveness_peak_words, report.packed_peak_words, report.n_allocas,
-                   report.n_unsized, report.crossing_report if keep_crossing else None)
+        return cls(
+            file=report.file, chunk=report.chunk, func=report.func,
+            memory_space=report.memory_space, space_id=report.space_id,
+            space_name=report.space_name, space_label=report.space_label,
+            verdict=report.verdict, severity=report.severity, dump_header=report.dump_header,
+            bound_words=report.bound_words, stack_peak_words=report.stack_peak_words,
+            percent_of_bound=report.percent_of_bound,
+            liveness_peak_words=report.liveness_peak_words,
+            packed_peak_words=report.packed_peak_words, n_allocas=report.n_allocas,
+            n_unsized=report.n_unsized,
+            crossing_report=report.crossing_report if keep_crossing else None)
 
 
 _Report = TypeVar("_Report", SpaceReport, ReportOutline)
@@ -237,9 +243,9 @@ def space_row(report: SpaceReport) -> dict[str, object]:
         "liveness_peak_words": report.liveness_peak_words,
         "packed_peak_words": report.packed_peak_words,
         "percent_of_bound": report.percent_of_bound, "headroom_words": report.headroom_words,
-        "verdict": report.verdict, "n_allocas": len(report.allocas),
+        "verdict": report.verdict, "n_allocas": report.n_allocas,
         "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
-        "n_semaphores": report.count_of(SEMAPHORE), "unsized_allocas": len(report.unsized),
+        "n_semaphores": report.count_of(SEMAPHORE), "unsized_allocas": report.n_unsized,
         "crossing_name": crossing.alloca.name if crossing else None,
         "crossing_line": crossing.alloca.record.line if crossing else None,
         "crossing_offset_upper_bound_words": (crossing.offset_upper_bound_words if crossing

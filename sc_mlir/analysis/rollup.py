@@ -78,6 +78,29 @@ class Rollup:
         return _percent(self.padding_words, self.total_words)
 
 
+@dataclass(frozen=True, slots=True)
+class RollupOutline:
+    """What the terminal shows of a roll-up, made where its file was read: each group's
+    key, entries, words and percent (largest first), without the entries themselves."""
+
+    by: str
+    total_words: int
+    padding_words: int
+    padding_percent: float
+    groups: tuple[tuple[str, int, int, float], ...]  # key, n_allocas, words, percent
+    peak_name: str | None  # the entry whose placement reaches the peak
+    peak_line: int | None
+
+    @classmethod
+    def of(cls, rollup: Rollup) -> RollupOutline:
+        peak = rollup.peak_entry
+        return cls(rollup.by, rollup.total_words, rollup.padding_words,
+                   rollup.padding_percent,
+                   tuple((g.key, g.n_allocas, g.words, g.percent) for g in rollup.groups),
+                   peak.name if peak is not None else None,
+                   peak.record.line if peak is not None else None)
+
+
 def _percent(part: int, whole: int) -> float:
     return 100.0 * part / whole if whole else 0.0
 
@@ -101,3 +124,9 @@ def roll_up(report: SpaceReport, by: str) -> Rollup:
     peak = (report.allocas[report.stack_peak_index]
             if report.stack_peak_index is not None else None)
     return Rollup(by, total, padding, tuple(groups), peak)
+
+
+def shown_roll_up(report: SpaceReport, by: str) -> RollupOutline | None:
+    """What the terminal shows of a report's roll-up: None when nothing is on its stack
+    (the terminal shows no roll-up then)."""
+    return RollupOutline.of(roll_up(report, by)) if report.stack_peak_words > 0 else None

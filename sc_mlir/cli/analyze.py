@@ -20,6 +20,7 @@ from sc_mlir.analysis import (
     select_reports,
     space_row,
 )
+from sc_mlir.analysis.rollup import RollupOutline, shown_roll_up
 from sc_mlir.cli.app import (
     EXIT_CROSSING,
     EXIT_OK,
@@ -66,6 +67,7 @@ from sc_mlir.formats.analysis_json import (
     GROUP_COLUMNS,
     analysis_object,
     group_rows,
+    report_group_rows,
     space_object,
     write_document,
 )
@@ -104,28 +106,36 @@ def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
                     facets_of(records))
 
 
+# What the output is made of for one report, where its file is read: its JSON text (text
+# travels faster than the dicts), its CSV row or rows (with --group-by, one per group), or
+# with --group-by for the table, what its roll-up shows.
+Made = str | dict[str, object] | list[dict[str, object]] | RollupOutline | None
+
+
 class Outlined(NamedTuple):
     """One file's analysis as the output needs it, made where the file is read: the
-    reports' outlines, each report's output (JSON text, or a CSV row; none for the table,
+    reports' outlines, what each report's output is made of (none for the table alone,
     whose rows are made from the outlines, crossings kept whole), and what the selection
     checks read of its records. Much less to send back than the records and reports."""
 
     outlines: list[ReportOutline]
-    # JSON as text (it travels faster than the dicts), CSV as rows (a few dozen cells each)
-    made: list[str] | list[dict[str, object]]
+    made: list[Made]
     facets: set[Facet]
 
 
 def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
                        records: list[Allocation]) -> Outlined:
     """What `analyze` outputs of one file, made where the file is read (`output`: json, csv,
-    or table; `group_by` only with json)."""
+    or table)."""
     reports = reports_of_file(bounds, records)
-    made: list[str] | list[dict[str, object]] = []
+    made: list[Made] = []
     if output is Format.json:
         made = [json_text(space_object(r, group_by)) for r in reports]
     elif output is Format.csv:
-        made = [space_row(r) for r in reports]
+        made = [report_group_rows(r, group_by) if group_by is not None else space_row(r)
+                for r in reports]
+    elif group_by is not None:
+        made = [shown_roll_up(r, group_by) for r in reports]
     return Outlined([ReportOutline.of(r, keep_crossing=output is Format.table)
                      for r in reports], made, facets_of(records))
 
@@ -135,17 +145,20 @@ def output_from_workers(source: str, jobs: int | None, settings: LoadSettings, q
                         space: list[str] | None, func: list[str] | None,
                         bound: list[str] | None, top: int | None, show_all: bool,
                         verbose: bool) -> int:
-    """`analyze` without --allocations, --html, or --group-by (but for JSON): the processes
-    that read the files make their part of the output, and only that comes back. Gives the
-    exit code."""
+    """`analyze` without --allocations or --html: the processes that read the files make
+    their part of the output, and only that comes back; the output shows no program points,
+    so a large file is read a span of whole funcs at a time (points count from each span's
+    start). Gives the exit code."""
     outlines: list[ReportOutline] = []
-    made: dict[int, str | dict[str, object]] = {}  # by id(outline): as `Outlined.made`
+    made: dict[int, Made] = {}  # by id(outline)
     facets: set[Facet] = set()
 
     def take(worked: Outlined | None) -> None:
         if worked is not None:  # else the file could not be read (a note says why)
             outlines.extend(worked.outlines)
-            made.update(zip(map(id, worked.outlines), worked.made, strict=False))
+            # Nothing is made for the table alone: its rows are the outlines.
+            made.update(zip(map(id, worked.outlines), worked.made,
+                            strict=output is not Format.table or by is not None))
             facets.update(worked.facets)
 
     dump = load_dump(source, jobs, settings, quiet,
@@ -158,13 +171,21 @@ def output_from_workers(source: str, jobs: int | None, settings: LoadSettings, q
         if output is Format.json:
             write_document(sys.stdout, source, (cast(str, made[id(o)]) for o in chosen),
                            dump.diagnostics)
+        elif output is Format.csv and by is not None:
+            rows = (row for o in chosen
+                    for row in cast("list[dict[str, object]]", made[id(o)]))
+            sys.stdout.write(to_csv(rows, GROUP_COLUMNS))
         elif output is Format.csv:
             rows = (cast("dict[str, object]", made[id(o)]) for o in chosen)
             sys.stdout.write(to_csv(rows, SPACE_COLUMNS))
         else:
-            from sc_mlir.render.analysis_terminal import print_analysis
+            from sc_mlir.render.analysis_terminal import print_analysis, print_groups
 
             print_analysis(out_console(), chosen, source, top, show_all=show_all)
+            if by is not None:
+                print_groups(out_console(),
+                             [(o, cast("RollupOutline | None", made[id(o)])) for o in chosen],
+                             by, top)
     if output is Format.table:
         print_notes(dump.diagnostics, verbose=verbose)
     return EXIT_CROSSING if any_crossing(chosen) else EXIT_OK
@@ -215,11 +236,13 @@ def analyze(
         bounds = bounds_from_failures(read_log_or_exit(log), bounds, f"log {log}")
     by = group_by.value if group_by is not None else None
     settings = load_settings(settings_file)
-    if not allocations and html is None and (format is Format.json or by is None):
+    if not allocations and html is None:
         raise typer.Exit(output_from_workers(source, jobs, settings, quiet, bounds, by, format,
                                              space, func, bound, top, all, verbose))
-    # Each file is analysed (and its spaces made into JSON) by the process that read it,
-    # so a directory's files are analysed on every core.
+    # Every alloca with its program points (--allocations) and the HTML report's timelines:
+    # the records come back with the reports, and a large file is read whole (points count
+    # over the file). Each file is still analysed (and its spaces made into JSON) by the
+    # process that read it, so a directory's files are analysed on every core.
     file_by_file = FileByFileAnalysis(bounds)
     made: dict[int, dict[str, object]] = {}
     facets: set[Facet] = set()
@@ -233,13 +256,8 @@ def analyze(
         facets.update(worked.facets)
 
     work = partial(analyze_for_output, bounds, by, format is Format.json)
-    # The table and the CSV show no program points: the records then need not be kept
-    # apart from the reports, and a large file is read a span of whole funcs at a time
-    # (points count from each span's start). Every alloca with its points (--allocations)
-    # and the HTML report's timelines read the file whole.
-    keep_records = allocations or html is not None
     dump = load_dump(source, jobs, settings, quiet, work=work, on_answer=take,
-                     keep_records=keep_records)
+                     keep_records=True)
     check_selection(facets, space, func)
     warn_unused_bounds(facets, bound)
     analysis = file_by_file.finish(dump).select(space, func)
@@ -259,7 +277,8 @@ def analyze(
 
             print_analysis(out_console(), analysis.reports, source, top, show_all=all)
             if by is not None:
-                print_groups(out_console(), analysis, by, top)
+                print_groups(out_console(), [(r, shown_roll_up(r, by)) for r in analysis.reports],
+                             by, top)
     if format is Format.table:
         print_notes(dump.diagnostics, verbose=verbose)
     raise typer.Exit(EXIT_CROSSING if analysis.has_crossing else EXIT_OK)

@@ -64,19 +64,22 @@ PADDING_KEY = "(alignment padding)"
 def group_rows(analysis: Analysis, by: str) -> list[dict[str, object]]:
     """CSV rows: one per group of every (func, space), and one for its padding when there
     is some, so that each (func, space)'s rows add up to its stack peak."""
-    rows = []
-    for report in analysis.reports:
-        rollup = roll_up(report, by)
-        base = {"file": report.file, "chunk": report.chunk, "module": report.module,
-                "func": report.func, "space_id": report.space_id,
-                "space_name": report.space_name, "stack_peak_words": report.stack_peak_words,
-                "group_by": by}
-        rows.extend({**base, "key": g.key, "n_allocas": g.n_allocas, "words": g.words,
-                     "percent": round(g.percent, 2)} for g in rollup.groups)
-        if rollup.padding_words:
-            rows.append({**base, "key": PADDING_KEY, "n_allocas": 0,
-                         "words": rollup.padding_words,
-                         "percent": round(rollup.padding_percent, 2)})
+    return [row for report in analysis.reports for row in report_group_rows(report, by)]
+
+
+def report_group_rows(report: SpaceReport, by: str) -> list[dict[str, object]]:
+    """`group_rows` of one (func, space)."""
+    rollup = roll_up(report, by)
+    base = {"file": report.file, "chunk": report.chunk, "module": report.module,
+            "func": report.func, "space_id": report.space_id,
+            "space_name": report.space_name, "stack_peak_words": report.stack_peak_words,
+            "group_by": by}
+    rows = [{**base, "key": g.key, "n_allocas": g.n_allocas, "words": g.words,
+             "percent": round(g.percent, 2)} for g in rollup.groups]
+    if rollup.padding_words:
+        rows.append({**base, "key": PADDING_KEY, "n_allocas": 0,
+                     "words": rollup.padding_words,
+                     "percent": round(rollup.padding_percent, 2)})
     return rows
 
 

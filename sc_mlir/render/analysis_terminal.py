@@ -14,12 +14,11 @@ from sc_mlir.analysis import (
     FITS,
     OVERFLOW,
     UNKNOWN_BOUND,
-    Analysis,
     Crossing,
     ReportOutline,
     SpaceReport,
 )
-from sc_mlir.analysis.rollup import roll_up
+from sc_mlir.analysis.rollup import RollupOutline
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
 from sc_mlir.render.terminal import fitted, indented
 from sc_mlir.support.numbers import num
@@ -202,15 +201,15 @@ def unknown_bound_line(unknown: Sequence[Summarised]) -> Text:
                 style="cyan")
 
 
-def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
-                 ) -> Group:
-    """Who holds the stack peak of one (func, space), grouped `by`, largest first; the
-    rows (with the padding and the rest) add up to the stack peak. `top`: groups shown
+def groups_table(console: Console, report: Summarised, rollup: RollupOutline,
+                 top: int | None) -> Group:
+    """Who holds the stack peak of one (func, space), grouped `rollup.by`, largest first;
+    the rows (with the padding and the rest) add up to the stack peak. `top`: groups shown
     (None or 0: all)."""
-    rollup = roll_up(report, by)
+    by = rollup.by
     where = ""
-    if rollup.peak_entry is not None:
-        where = f" (reached at {rollup.peak_entry.name}, line {rollup.peak_entry.record.line})"
+    if rollup.peak_name is not None:
+        where = f" (reached at {rollup.peak_name}, line {rollup.peak_line})"
     heading = Text(f"func {report.func or '(none)'}, space {report.space_label}: stack peak "
                    f"{num(rollup.total_words)} words{where}")
     table = Table(header_style="bold", box=None, padding=(0, 1))
@@ -219,13 +218,13 @@ def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
     table.add_column("words", justify="right", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
     shown = rollup.groups[:top] if top else rollup.groups
-    for g in shown:
-        table.add_row(Text(g.key), str(g.n_allocas), num(g.words), f"{g.percent:.1f}")
+    for key, n_allocas, words, share in shown:
+        table.add_row(Text(key), str(n_allocas), num(words), f"{share:.1f}")
     rest = rollup.groups[len(shown):]
     if rest:
-        words = sum(g.words for g in rest)
+        words = sum(g[2] for g in rest)
         share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
-        table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
+        table.add_row(f"+{len(rest)} more groups", str(sum(g[1] for g in rest)),
                       num(words), f"{share:.1f}")
     if rollup.padding_words:
         table.add_row("(alignment padding)", "", num(rollup.padding_words),
@@ -233,14 +232,16 @@ def groups_table(console: Console, report: SpaceReport, by: str, top: int | None
     return Group(heading, fitted(console, table, indent=2))
 
 
-def print_groups(console: Console, analysis: Analysis, by: str, top: int | None) -> None:
-    """The roll-up of every (func, space) that holds anything, worst first."""
+def print_groups(console: Console, rolled_up: Sequence[tuple[Summarised, RollupOutline | None]],
+                 by: str, top: int | None) -> None:
+    """The roll-up of every (func, space) that holds anything, in the order given (worst
+    first), each with its `rollup_outline` (made where its file was read, or here)."""
     console.print()
     console.print(Text(f"who holds the scratch: the entries on the stack at each peak, by {by}",
                        style="bold"))
-    for report in analysis.reports:
-        if report.stack_peak_words > 0:
-            console.print(groups_table(console, report, by, top))
+    for report, rollup in rolled_up:
+        if rollup is not None:
+            console.print(groups_table(console, report, rollup, top))
 
 
 def print_analysis(console: Console, reports: Sequence[Summarised], base: str,
@@ -257,6 +258,11 @@ def print_analysis(console: Console, reports: Sequence[Summarised], base: str,
     ordered = summary_order(reports)
     for report in ordered:
         whole = report.crossing_report
+        if whole is None and report.verdict in (OVERFLOW, ALLOCATOR_LIMITED):
+            # An outline made for JSON or CSV: its crossing would go unexplained.
+            raise ValueError(f"the crossing of func {report.func}, space "
+                             f"{report.space_label} is not kept: outline it with "
+                             "ReportOutline.of(report, keep_crossing=True)")
         if whole is not None:
             console.print()
             console.print(explain(whole, base, 10 if top is None else top, console))

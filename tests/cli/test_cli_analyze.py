@@ -233,61 +233,85 @@ def test_json_made_by_the_workers_is_the_library_analysis(tmp_path, jobs, name, 
     ("golden", ["--space", "201", "--func", "s*", "--all"]),
     ("sample", ["--bound", "201=20000", "--top", "0"]),
     ("pallas", ["--top", "2"]),
+    ("pallas", ["--group-by", "source", "--top", "1"]),
+    ("sample", ["--group-by", "name", "--bound", "201=20000"]),
 ])
-def test_table_and_csv_made_from_outlines_are_the_whole_reports(tmp_path, jobs, name,
-                                                                 options):
+def test_table_and_csv_made_from_outlines_are_the_whole_reports(tmp_path, monkeypatch, jobs,
+                                                                 name, options):
     """Without --html or --allocations, the table and the CSV are made from what the
-    workers send back (outlines; the whole report only of a crossing): byte for byte what
-    the whole reports give (--html, --allocations: the records and reports come back to
-    this process), exit code and notes included."""
+    workers send back (outlines; the whole report only of a crossing; with --group-by,
+    each roll-up's rows): byte for byte what the whole reports give (--html,
+    --allocations: the records and reports come back to this process), exit code and
+    notes included."""
+    from sc_mlir.cli import analyze as command
+
+    made_from_outlines: list[str] = []
+    if jobs == "1":  # the work is done here: see that it is the outlines'
+        outline = command.outline_for_output
+
+        def spy(bounds, by, output, records):
+            made_from_outlines.append(output.value)
+            return outline(bounds, by, output, records)
+
+        monkeypatch.setattr(command, "outline_for_output", spy)
     path = _copy_fixture(tmp_path, name)
+    html = tmp_path / "r.html"
+    for form, whole_option in (("table", ["--html", str(html)]), ("csv", ["--allocations"])):
+        made_from_outlines.clear()
+        made = run("analyze", str(path), "--jobs", jobs, "--format", form, *options)
+        if jobs == "1":
+            assert made_from_outlines and set(made_from_outlines) == {form}
+        whole = run("analyze", str(path), "--jobs", jobs, "--format", form, *whole_option,
+                    *options)
+        assert made.exit_code == whole.exit_code and made.exit_code in (0, 1)
+        assert made.stdout == whole.stdout and made.stdout.count("\n") > 2
+        assert made.stderr == whole.stderr.replace(f"HTML report written to {html}\n", "")
     table = run("analyze", str(path), "--jobs", jobs, *options)
-    whole = run("analyze", str(path), "--jobs", jobs, "--html", str(tmp_path / "r.html"),
-                *options)
-    assert table.exit_code == whole.exit_code and table.exit_code in (0, 1)
-    assert table.stdout == whole.stdout and "skipped" in table.output
+    assert "skipped" in table.stderr
     if name in ("sample", "pallas"):
         assert "The scoped stack reaches" in table.stdout  # a crossing explained
-    csv = run("analyze", str(path), "--jobs", jobs, "--format", "csv", *options)
-    whole = run("analyze", str(path), "--jobs", jobs, "--format", "csv", "--allocations",
-                *options)
-    assert csv.exit_code == whole.exit_code and csv.stdout == whole.stdout
-    assert csv.stdout.count("\n") > 2
+    if "--group-by" in options:
+        assert "who holds the scratch" in table.stdout
 
 
-def test_the_table_keeps_whole_only_the_reports_it_explains():
-    """What a worker sends back for the table: outlines, with the whole report only where
-    the table explains a crossing (a crossing-free report holds every alloca's record)."""
-    import pickle
+def test_an_outline_has_the_numbers_of_its_report():
+    """Each field of `ReportOutline` is its report's attribute of the same name (every value
+    made distinct, so that two fields swapped would show)."""
+    import dataclasses
 
-    from sc_mlir.analysis import reports_of_file
-    from sc_mlir.cli.analyze import outline_for_output
-    from sc_mlir.cli.app import Format
-    from sc_mlir.model.bounds import build_bounds
+    from sc_mlir.analysis import ReportOutline, analyze
     from sc_mlir.model.dump import load
 
-    records = load(FIXTURES / "sample").records
-    bounds = build_bounds(None, None, {"201": 20000, "202": 10**9})
-    reports = reports_of_file(bounds, records)
-    assert any(r.crossing for r in reports) and any(not r.crossing for r in reports)
-    sent = outline_for_output(bounds, None, Format.table, records)
-    assert sent.made == []
-    for outline, report in zip(sent.outlines, reports, strict=True):
-        kept = outline.crossing_report
-        assert (kept is not None) == (report.crossing is not None)
-        if kept is not None:
-            assert kept.crossing is not None and report.crossing is not None
-            assert kept.crossing.alloca.name == report.crossing.alloca.name
-            assert len(kept.allocas) == len(report.allocas)
-        assert (outline.n_allocas, outline.n_unsized, outline.stack_peak_words) == (
-            len(report.allocas), len(report.unsized), report.stack_peak_words)
-    slim = [o for o in sent.outlines if o.crossing_report is None]
-    assert len(pickle.dumps(slim)) * 4 < len(pickle.dumps(
-        [r for r in reports if not r.crossing]))
-    for output in (Format.json, Format.csv):
-        made = outline_for_output(bounds, None, output, records)
-        assert all(o.crossing_report is None for o in made.outlines)
-        assert len(made.made) == len(reports)
+    analysis = analyze(load(FIXTURES / "sample"), bounds={"201": 20000})
+    crossing = next(r for r in analysis.reports if r.crossing is not None)
+    report = dataclasses.replace(crossing, chunk=7, liveness_peak_words=111_111,
+                                 packed_peak_words=222_222, stack_peak_words=333_333,
+                                 bound_words=444_444, dump_header="after-pass",
+                                 unsized=crossing.unsized or (crossing.allocas[0].record,))
+    numbers = [report.chunk, report.liveness_peak_words, report.packed_peak_words,
+               report.stack_peak_words, report.bound_words, report.n_allocas, report.n_unsized]
+    assert len(set(numbers)) == len(numbers)
+    for keep in (False, True):
+        outline = ReportOutline.of(report, keep_crossing=keep)
+        for f in dataclasses.fields(ReportOutline):
+            expected = getattr(report, f.name) if f.name != "crossing_report" or keep else None
+            assert getattr(outline, f.name) == expected, f.name
+
+
+def test_outlines_without_their_crossing_are_not_rendered_as_a_table():
+    """An outline made for JSON or CSV does not keep its crossing: the table refuses it
+    rather than leave the crossing unexplained."""
+    from rich.console import Console
+
+    from sc_mlir.analysis import ReportOutline, analyze
+    from sc_mlir.model.dump import load
+    from sc_mlir.render.analysis_terminal import print_analysis
+
+    reports = analyze(load(FIXTURES / "sample"), bounds={"201": 20000}).reports
+    console = Console(file=__import__("io").StringIO())
+    print_analysis(console, [ReportOutline.of(r, keep_crossing=True) for r in reports], "")
+    with pytest.raises(ValueError, match="keep_crossing"):
+        print_analysis(console, [ReportOutline.of(r) for r in reports], "")
 
 
 def test_json_selection_checks_see_every_file():
