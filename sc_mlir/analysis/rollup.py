@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
 from sc_mlir.model.allocation import Allocation
@@ -78,6 +79,15 @@ class Rollup:
         return _percent(self.padding_words, self.total_words)
 
 
+class GroupRow(NamedTuple):
+    """A group as the terminal shows it: its entries counted, not held."""
+
+    key: str
+    n_allocas: int
+    words: int
+    percent: float
+
+
 @dataclass(frozen=True, slots=True)
 class RollupOutline:
     """What the terminal shows of a roll-up, made where its file was read: each group's
@@ -87,7 +97,7 @@ class RollupOutline:
     total_words: int
     padding_words: int
     padding_percent: float
-    groups: tuple[tuple[str, int, int, float], ...]  # key, n_allocas, words, percent
+    groups: tuple[GroupRow, ...]
     peak_name: str | None  # the entry whose placement reaches the peak
     peak_line: int | None
 
@@ -96,7 +106,8 @@ class RollupOutline:
         peak = rollup.peak_entry
         return cls(rollup.by, rollup.total_words, rollup.padding_words,
                    rollup.padding_percent,
-                   tuple((g.key, g.n_allocas, g.words, g.percent) for g in rollup.groups),
+                   tuple(GroupRow(g.key, g.n_allocas, g.words, g.percent)
+                         for g in rollup.groups),
                    peak.name if peak is not None else None,
                    peak.record.line if peak is not None else None)
 

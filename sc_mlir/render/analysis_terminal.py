@@ -218,13 +218,13 @@ def groups_table(console: Console, report: Summarised, rollup: RollupOutline,
     table.add_column("words", justify="right", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
     shown = rollup.groups[:top] if top else rollup.groups
-    for key, n_allocas, words, share in shown:
-        table.add_row(Text(key), str(n_allocas), num(words), f"{share:.1f}")
+    for g in shown:
+        table.add_row(Text(g.key), str(g.n_allocas), num(g.words), f"{g.percent:.1f}")
     rest = rollup.groups[len(shown):]
     if rest:
-        words = sum(g[2] for g in rest)
+        words = sum(g.words for g in rest)
         share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
-        table.add_row(f"+{len(rest)} more groups", str(sum(g[1] for g in rest)),
+        table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
                       num(words), f"{share:.1f}")
     if rollup.padding_words:
         table.add_row("(alignment padding)", "", num(rollup.padding_words),
@@ -235,7 +235,7 @@ def groups_table(console: Console, report: Summarised, rollup: RollupOutline,
 def print_groups(console: Console, rolled_up: Sequence[tuple[Summarised, RollupOutline | None]],
                  by: str, top: int | None) -> None:
     """The roll-up of every (func, space) that holds anything, in the order given (worst
-    first), each with its `rollup_outline` (made where its file was read, or here)."""
+    first), each with its `shown_roll_up` (made where its file was read, or here)."""
     console.print()
     console.print(Text(f"who holds the scratch: the entries on the stack at each peak, by {by}",
                        style="bold"))
