@@ -301,6 +301,8 @@ def test_an_outline_has_the_numbers_of_its_report():
 def test_outlines_without_their_crossing_are_not_rendered_as_a_table():
     """An outline made for JSON or CSV does not keep its crossing: the table refuses it
     rather than leave the crossing unexplained."""
+    import io
+
     from rich.console import Console
 
     from sc_mlir.analysis import ReportOutline, analyze
@@ -308,7 +310,7 @@ def test_outlines_without_their_crossing_are_not_rendered_as_a_table():
     from sc_mlir.render.analysis_terminal import print_analysis
 
     reports = analyze(load(FIXTURES / "sample"), bounds={"201": 20000}).reports
-    console = Console(file=__import__("io").StringIO())
+    console = Console(file=io.StringIO())
     print_analysis(console, [ReportOutline.of(r, keep_crossing=True) for r in reports], "")
     with pytest.raises(ValueError, match="keep_crossing"):
         print_analysis(console, [ReportOutline.of(r) for r in reports], "")
