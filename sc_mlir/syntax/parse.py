@@ -17,10 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any
 
 from sc_mlir.syntax.locations import (
     AliasLoc,
@@ -40,6 +37,10 @@ from sc_mlir.syntax.memref import (
     scalar,
 )
 from sc_mlir.syntax.patterns import SSA_RESULTS
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+    from lark.exceptions import UnexpectedInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,10 @@ def grammar_dir() -> Path:
 
 @cache
 def _parser(grammar: str, start: str | tuple[str, ...]) -> Lark:
+    # lark is imported when a grammar is first needed: the fast paths read most dumps
+    # without one, and the import costs a run more than reading a small file.
+    from lark import Lark
+
     starts = list(start) if isinstance(start, tuple) else [start]
     return Lark.open(
         str(grammar_dir() / grammar),
@@ -189,9 +194,11 @@ def _rule(tree_data: Any) -> str:
     return str(tree_data).rsplit("__", 1)[-1]
 
 
-class _ToRecords(Transformer):
-    """Dispatches on the rule name without its namespace, so one transformer serves the
-    rules whether they were parsed directly or imported into another grammar."""
+class _RecordRules:
+    """The transformer's rules (`_records_transformer` makes it a lark `Transformer` when a
+    grammar is first used). Dispatches on the rule name without its namespace, so one
+    transformer serves the rules whether they were parsed directly or imported into
+    another grammar."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -200,6 +207,8 @@ class _ToRecords(Transformer):
     def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
         handler = getattr(self, "r_" + _rule(data), None)
         if handler is None:
+            from lark import Tree
+
             return Tree(data, children, meta)
         return handler(children, meta)
 
@@ -353,6 +362,13 @@ class _ToRecords(Transformer):
         return tuple(values[:-1]), values[-1]
 
 
+@cache
+def _records_transformer() -> type[_RecordRules]:
+    from lark import Transformer
+
+    return type("_ToRecords", (_RecordRules, Transformer), {})
+
+
 def _element(parsed: Any) -> ElementType:
     if isinstance(parsed, MemRefType):
         return ElementType(parsed.text, None)
@@ -395,6 +411,8 @@ def _split_generic_operands(
 
 
 def _problem(exc: UnexpectedInput, text: str) -> SyntaxProblem:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     if isinstance(exc, UnexpectedEOF):
         return SyntaxProblem(len(text), f"text ends early; expected {_expected(exc.expected)}",
                              incomplete=True)
@@ -428,12 +446,14 @@ def _expected(names: Any) -> str:
 
 
 def _run(parser: Lark, text: str, start: str | None = None) -> Any:
+    from lark.exceptions import UnexpectedInput
+
     try:
         tree = parser.parse(text, start=start) if start else parser.parse(text)
     except UnexpectedInput as exc:
         raise _problem(exc, text) from None
     try:
-        return _ToRecords(text).transform(tree)
+        return _records_transformer()(text).transform(tree)
     except RecursionError:
         raise SyntaxProblem(0, "nesting too deep to read", incomplete=False) from None
     except Exception as exc:  # lark wraps transformer errors in VisitError
