@@ -10,7 +10,6 @@ loads them once (LALR, contextual lexer) and turns parse trees into plain record
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, replace
@@ -140,6 +139,8 @@ def _grammars_digest() -> str:
     """A digest of every grammar file: lark checks only the main grammar's text against
     its cache, so an edited imported grammar (memref_type.lark, imported by alloca.lark)
     would leave a stale parser in the cache."""
+    import hashlib  # as lark: only once a grammar is needed
+
     digest = hashlib.sha256()
     for path in sorted(grammar_dir().glob("*.lark")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
