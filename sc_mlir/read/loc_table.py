@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
+from itertools import accumulate, islice
 
-_VALUE_AT = re.compile(rb"[^\n]*")
-_TABLE_LINE = re.compile(rb"\n(?=#)")
 _INDEX_AFTER_LOOKUPS = 64
+# The index is made from the table split into lines a block at a time: the lines' bytes
+# objects are let go block by block (a large dump's table is hundreds of MB).
+_INDEX_BLOCK = 1 << 20
+_PLUS_ONE = (1).__add__
 
 
 class TableGone(Exception):
@@ -24,9 +26,11 @@ TableKey = tuple[str, int, int]
 class LocationTable(Mapping[str, str]):
     """The `#loc` aliases of a trailing location table, fetched by position when asked for:
     a dump has hundreds of thousands and a report needs a few. The table was checked to
-    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1), each
+    line ending in a newline. `numbers` is a range when they are consecutive (most tables):
+    a name's line is then found by a subtraction."""
 
-    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
+    def __init__(self, data: bytes, start: int, end: int, numbers: array[int] | range,
                  before: Mapping[str, str]) -> None:
         self._data = data
         self._start, self._end = start, end
@@ -71,14 +75,23 @@ class LocationTable(Mapping[str, str]):
             raise TableGone(f"the #loc table could not be read again: {exc}") from exc
 
     def _index(self) -> array[int]:
-        """Where each line starts, less one: one search over the table, then each line is
-        one bisect away."""
+        """Where each line starts, less one, and where the last one ends: made once (in
+        C, from the lines' lengths), then each line is found by its position in `numbers`."""
         if self._offsets is None:
-            self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
-                self._data, self._start - 1, self._end)))
+            data, position, end = self._data, self._start, self._end
+            offsets = array("q", (position - 1,) if position < end else ())
+            while position < end:
+                block_end = data.find(b"\n", min(position + _INDEX_BLOCK, end - 1)) + 1
+                lines = bytes(data[position:block_end]).split(b"\n")
+                lines.pop()  # what follows the block's last newline: nothing
+                offsets.extend(islice(accumulate(map(_PLUS_ONE, map(len, lines)),
+                                                 initial=offsets[-1]), 1, None))
+                position = block_end
+            self._offsets = offsets
         return self._offsets
 
-    def _number(self, name: object) -> int | None:
+    def _line_index(self, name: object) -> int | None:
+        """Which line of the table defines `name` (None when none does)."""
         if not isinstance(name, str) or not name.startswith("#loc"):
             return None
         digits = name[4:]
@@ -90,11 +103,25 @@ class LocationTable(Mapping[str, str]):
         else:
             number = -1
         numbers = self._numbers
+        if type(numbers) is range:
+            at = number - numbers.start
+            return at if 0 <= at < len(numbers) else None
         at = bisect_left(numbers, number)
-        return number if at < len(numbers) and numbers[at] == number else None
+        return at if at < len(numbers) and numbers[at] == number else None
+
+    def _number(self, name: object) -> int | None:
+        at = self._line_index(name)
+        return None if at is None else self._numbers[at]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._before or self._number(name) is not None
+        return name in self._before or self._line_index(name) is not None
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        # Mapping.get would raise and catch a KeyError per missing name, in Python.
+        try:
+            return self[name]
+        except KeyError:
+            return default
 
     def __getitem__(self, name: str) -> str:
         if name in self._before:
@@ -102,33 +129,32 @@ class LocationTable(Mapping[str, str]):
         found = self._found.get(name)
         if found is not None:
             return found
-        number = self._number(name)
-        if number is None:
+        at = self._line_index(name)
+        if at is None:
             raise KeyError(name)
-        data = self._data
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
-            at = bisect_left(self._numbers, number)
-            line = offsets[at] + 1
-            text = self._bytes(line, offsets[at + 1] if at + 1 < len(offsets) else self._end)
-            return _VALUE_AT.match(text, text.find(b" = ") + 3).group().decode().strip()
-        if len(self._found) >= _INDEX_AFTER_LOOKUPS:
-            # A report asking for many: one search for every line start, then each is one
-            # bisect away.
-            line = self._index()[bisect_left(self._numbers, number)] + 1
-            equals = data.find(b" = ", line)
-        else:
-            line, equals = self._bisect(number)
-        value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
-        if self._offsets is None:
-            # Until the index is made; past it, a lookup is cheap and a large file read in
-            # spans looks up most of its aliases: kept, they would hold the table twice.
-            self._found[name] = value
+            text = self._bytes(offsets[at] + 1, offsets[at + 1])
+            return text[text.find(b" = ") + 3 :].decode().strip()
+        data = self._data
+        if self._offsets is not None or len(self._found) >= _INDEX_AFTER_LOOKUPS:
+            # A report asking for many: one pass over the table for every line start,
+            # then each is found by its position.
+            offsets = self._index()
+            line_end = offsets[at + 1]
+            return bytes(data[data.find(b" = ", offsets[at] + 1) + 3 : line_end]
+                         ).decode().strip()
+        # Until the index is made; past it, a lookup is cheap and a large file read in
+        # spans looks up most of its aliases: kept, they would hold the table twice.
+        equals = self._bisect(self._numbers[at])
+        value = bytes(data[equals + 3 : data.find(b"\n", equals)]).decode().strip()
+        self._found[name] = value
         return value
 
-    def _bisect(self, number: int) -> tuple[int, int]:
-        """The line defining #loc<number>, found by bisecting byte positions."""
+    def _bisect(self, number: int) -> int:
+        """Where ` = ` is in the line defining #loc<number>, found by bisecting byte
+        positions."""
         data = self._data
         low, high = self._start, self._end
         while low < high:
@@ -138,7 +164,7 @@ class LocationTable(Mapping[str, str]):
             digits = data[line + 4 : equals]
             at = int(digits) if digits else -1
             if at == number:
-                return line, equals
+                return equals
             if at < number:
                 low = data.find(b"\n", line) + 1
             else:
