@@ -23,6 +23,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterator, Mapping
+from functools import cache
 from itertools import pairwise
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
@@ -106,17 +107,30 @@ _BALANCED = _INNER + rb"*+"
 for _ in range(4):
     _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
                  + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
-_LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
-# The line shapes of almost every table (a file, a name, fused or a call site of aliases,
-# unknown), tried before `_BALANCED`: each is text `_BALANCED` matches whole, so a line
-# matches `_LOC_LINE` exactly when `_LOC_TABLE` takes it (tests hold them equal), a few
-# times faster.
-_COMMON_LOC = (rb'"' + _STRING_TEXT + rb'":\d++:\d++|' + _STRING + rb"\(#loc\d*+\)"
+# The line shapes of almost every table (a file or a name, fused or a call site of aliases,
+# unknown): each is text `_BALANCED` matches whole, so a line `_COMMON_LOC_LINE` matches
+# is one `_loc_table()` takes (tests hold them equal). Found (not matched from a position),
+# each match one line, its name's digits the group: a block's lines are all table lines
+# when there are as many matches as newlines.
+_COMMON_LOC = (_STRING + rb'[^"()\[\]{}<>=\n]*+|' + _STRING + rb"\(#loc\d*+\)"
                rb"|fused\[#loc\d*+(?:, #loc\d*+)*+\]|callsite\(#loc\d*+ at #loc\d*+\)|unknown")
-# One table line, its name's digits a group: found (not matched from a position), each
-# one line, so a block's lines are all table lines when there are as many as its newlines.
-_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb"|" + _BALANCED
-                       + rb")\)\n")
+_COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb")\)\n")
+
+
+# The patterns holding `_BALANCED` take a fiftieth of a second each to compile: only when
+# a table is not all common lines.
+@cache
+def _loc_table() -> re.Pattern[bytes]:
+    return re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
+
+
+@cache
+def _loc_line() -> re.Pattern[bytes]:
+    """As `_COMMON_LOC_LINE`, any line `_loc_table()` takes."""
+    return re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb"|" + _BALANCED
+                      + rb")\)\n")
+
+
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
 _BLANKS = b" \t\n"
 # How far back from the end of the file the last table line is looked for.
@@ -673,9 +687,12 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
         block_end = data.find(b"\n", min(block + _TABLE_BLOCK, table_end - 1)) + 1
         if next(_allocation_ops(data, block, block_end), None) is not None:
             raise Unvouched("an allocation op's name in the location table")
-        names = _LOC_LINE.findall(data, block, block_end)
-        if len(names) != data.count(b"\n", block, block_end):
-            return None
+        lines = data.count(b"\n", block, block_end)
+        names = _COMMON_LOC_LINE.findall(data, block, block_end)
+        if len(names) != lines:
+            names = _loc_line().findall(data, block, block_end)
+            if len(names) != lines:
+                return None
         if first is None:
             bare = names[0] == b""
             if bare:
@@ -697,7 +714,7 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
 
 
 def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
-    """The table's end (where `_LOC_TABLE` stops) and its numbers (checked increasing by
+    """The table's end (where `_loc_table()` stops) and its numbers (checked increasing by
     the caller). Raises Unvouched."""
     end = len(data)
     numbers = array("q")
@@ -707,7 +724,7 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
         block_end = data.find(b"\n", block + _TABLE_BLOCK) + 1 or end
         if next(_allocation_ops(data, block, block_end), None) is not None:
             raise Unvouched("an allocation op's name in the location table")
-        table_end = _LOC_TABLE.match(data, block, block_end).end()
+        table_end = _loc_table().match(data, block, block_end).end()
         names = _LOC_NAME.findall(data, block - 1, table_end)
         bare = 1 if block == body_end and names and names[0] == b"" else 0
         if bare:

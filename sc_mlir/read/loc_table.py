@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
@@ -12,6 +13,8 @@ _INDEX_AFTER_LOOKUPS = 64
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
 _PLUS_ONE = (1).__add__
+# Names as `_line_index` reads them, one a line: `#loc` and digits, no leading zero.
+_NUMBERED_NAMES = re.compile(r"(?:#loc(?:0|[1-9][0-9]*+)\n)*+#loc(?:0|[1-9][0-9]*+)")
 
 
 class TableGone(Exception):
@@ -116,39 +119,58 @@ class LocationTable(Mapping[str, str]):
     def __contains__(self, name: object) -> bool:
         return name in self._before or self._line_index(name) is not None
 
-    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        # Mapping.get would raise and catch a KeyError per missing name, in Python.
-        try:
-            return self[name]
-        except KeyError:
-            return default
+    def defines_all(self, names: list[str]) -> bool:
+        """Whether the table defines every one of `names` (`all(name in table ...)`): a few
+        passes in C for a table numbered one by one and names as it numbers them, else a
+        look-up of each."""
+        numbers = self._numbers
+        if names and type(numbers) is range:
+            listed = "\n".join(names)
+            if _NUMBERED_NAMES.fullmatch(listed):
+                named = list(map(int, listed.replace("#loc", "").split("\n")))
+                return numbers.start <= min(named) and max(named) < numbers.stop
+        return all(name in self for name in names)
 
-    def __getitem__(self, name: str) -> str:
-        if name in self._before:
-            return self._before[name]
-        found = self._found.get(name)
-        if found is not None:
-            return found
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
         at = self._line_index(name)
         if at is None:
+            return self._before.get(name, default)  # which names no table line defines
+        offsets = self._offsets
+        if offsets is not None and self._read is None:  # a report asking for many
+            data = self._data
+            return data[data.find(b" = ", offsets[at] + 1) + 3 : offsets[at + 1]
+                        ].decode().strip()
+        return self._value(name, at)
+
+    def __getitem__(self, name: str) -> str:
+        value = self.get(name)
+        if value is None:
             raise KeyError(name)
+        return value
+
+    def _value(self, name: str, at: int) -> str:
+        """The value of `name`, defined by line `at`, when the table is not in memory or
+        not yet indexed."""
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
             text = self._bytes(offsets[at] + 1, offsets[at + 1])
             return text[text.find(b" = ") + 3 :].decode().strip()
-        data = self._data
-        if self._offsets is not None or len(self._found) >= _INDEX_AFTER_LOOKUPS:
-            # A report asking for many: one pass over the table for every line start,
-            # then each is found by its position.
+        found = self._found.get(name)
+        if found is not None:
+            return found
+        if len(self._found) >= _INDEX_AFTER_LOOKUPS:
+            # One pass over the table for every line start, then each line is found by
+            # its position.
             offsets = self._index()
-            line_end = offsets[at + 1]
-            return bytes(data[data.find(b" = ", offsets[at] + 1) + 3 : line_end]
-                         ).decode().strip()
+            data = self._data
+            return data[data.find(b" = ", offsets[at] + 1) + 3 : offsets[at + 1]
+                        ].decode().strip()
         # Until the index is made; past it, a lookup is cheap and a large file read in
         # spans looks up most of its aliases: kept, they would hold the table twice.
+        data = self._data
         equals = self._bisect(self._numbers[at])
-        value = bytes(data[equals + 3 : data.find(b"\n", equals)]).decode().strip()
+        value = data[equals + 3 : data.find(b"\n", equals)].decode().strip()
         self._found[name] = value
         return value
 
