@@ -126,7 +126,8 @@ class LocationTable(Mapping[str, str]):
         numbers = self._numbers
         if names and type(numbers) is range:
             listed = "\n".join(names)
-            if _NUMBERED_NAMES.fullmatch(listed):
+            # As many lines as names: no name holds a newline.
+            if listed.count("\n") == len(names) - 1 and _NUMBERED_NAMES.fullmatch(listed):
                 named = list(map(int, listed.replace("#loc", "").split("\n")))
                 return numbers.start <= min(named) and max(named) < numbers.stop
         return all(name in self for name in names)
