@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sc_mlir.read.loc_table import LocationTable as TrailingTable
 from sc_mlir.syntax.locations import (
     AliasLoc,
     CallSiteLoc,
@@ -102,6 +103,14 @@ class LocationTable:
     _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
     _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
     _in_progress: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.parse is None and isinstance(self.raw, TrailingTable):
+            # The fast reader gives each chunk of a file the same table: what its values
+            # parse to is the same for all of them (which alias resolves to what may not
+            # be, in a table with loops: `_by_alias` stays each chunk's own).
+            self._parsed = self.raw.parsed  # type: ignore[assignment]
+            self._errors = self.raw.parse_errors
 
     def lookup(self, name: str) -> tuple[Location | None, str | None]:
         if name in self._parsed:

@@ -6,13 +6,12 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
-from itertools import accumulate, islice
+from itertools import accumulate
 
 _INDEX_AFTER_LOOKUPS = 64
 # The index is made from the table split into lines a block at a time: the lines' bytes
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
-_PLUS_ONE = (1).__add__
 # Names as `_line_index` reads them, one a line: `#loc` and digits, no leading zero.
 _NUMBERED_NAMES = re.compile(r"(?:#loc(?:0|[1-9][0-9]*+)\n)*+#loc(?:0|[1-9][0-9]*+)")
 
@@ -43,6 +42,10 @@ class LocationTable(Mapping[str, str]):
         self._offsets: array[int] | None = None
         self._key: TableKey | None = None  # see `event_spans.shared_table`
         self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
+        # What readers of the values make of them (`model.locations` parses them), kept
+        # with the table: the chunks of a file read in spans share it, and parse each once.
+        self.parsed: dict[str, object] = {}
+        self.parse_errors: dict[str, str] = {}
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Sent to another process (records built in a worker): the table, not the file.
@@ -78,18 +81,23 @@ class LocationTable(Mapping[str, str]):
             raise TableGone(f"the #loc table could not be read again: {exc}") from exc
 
     def _index(self) -> array[int]:
-        """Where each line starts, less one, and where the last one ends: made once (in
-        C, from the lines' lengths), then each line is found by its position in `numbers`."""
+        """For each line, where it starts less one less its position in the table (the
+        newlines before it, which the index leaves out: one step less per line to make),
+        then the same for the end of the table. Made once, in C from the lines' lengths:
+        line `at` starts at `index[at] + at + 1`, its newline is at `index[at + 1] + at + 1`."""
         if self._offsets is None:
             data, position, end = self._data, self._start, self._end
-            offsets = array("q", (position - 1,) if position < end else ())
+            offsets = array("q")
+            base = position - 1
             while position < end:
                 block_end = data.find(b"\n", min(position + _INDEX_BLOCK, end - 1)) + 1
                 lines = bytes(data[position:block_end]).split(b"\n")
                 lines.pop()  # what follows the block's last newline: nothing
-                offsets.extend(islice(accumulate(map(_PLUS_ONE, map(len, lines)),
-                                                 initial=offsets[-1]), 1, None))
+                offsets.extend(accumulate(map(len, lines), initial=base))
+                base = offsets.pop()  # where the next block's first line starts, so read
                 position = block_end
+            if self._start < end:
+                offsets.append(base)
             self._offsets = offsets
         return self._offsets
 
@@ -139,7 +147,8 @@ class LocationTable(Mapping[str, str]):
         offsets = self._offsets
         if offsets is not None and self._read is None:  # a report asking for many
             data = self._data
-            return data[data.find(b" = ", offsets[at] + 1) + 3 : offsets[at + 1]
+            line = offsets[at] + at + 1
+            return data[data.find(b" = ", line) + 3 : offsets[at + 1] + at + 1
                         ].decode().strip()
         return self._value(name, at)
 
@@ -155,18 +164,16 @@ class LocationTable(Mapping[str, str]):
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
-            text = self._bytes(offsets[at] + 1, offsets[at + 1])
+            text = self._bytes(offsets[at] + at + 1, offsets[at + 1] + at + 1)
             return text[text.find(b" = ") + 3 :].decode().strip()
         found = self._found.get(name)
         if found is not None:
             return found
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
-            # One pass over the table for every line start, then each line is found by
+            # One pass over the table for every line start, then `get` finds each line by
             # its position.
-            offsets = self._index()
-            data = self._data
-            return data[data.find(b" = ", offsets[at] + 1) + 3 : offsets[at + 1]
-                        ].decode().strip()
+            self._index()
+            return self[name]
         # Until the index is made; past it, a lookup is cheap and a large file read in
         # spans looks up most of its aliases: kept, they would hold the table twice.
         data = self._data

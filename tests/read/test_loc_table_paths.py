@@ -15,7 +15,7 @@ from conftest import CORPUS, FIXTURES, REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sc_mlir.read import events
+from sc_mlir.read import events, loc_table
 from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import (
     _COMMON_LOC_LINE,
@@ -185,13 +185,15 @@ def test_a_range_table_looks_up_as_an_array_table(first):
     assert list(as_array) == list(as_range) and len(as_array) == len(as_range)
 
 
-def test_the_index_reads_what_bisecting_reads():
+@pytest.mark.parametrize("block", [1 << 20, 64, 1])
+def test_the_index_reads_what_bisecting_reads(block, monkeypatch):
+    monkeypatch.setattr(loc_table, "_INDEX_BLOCK", block)
     lines = [f'#loc{n} = loc("f.py":{n}:{n % 7})' for n in range(1, 3000)]
     bisected, indexed = _both(lines)
     indexed._index()
-    offsets = list(indexed._index())
+    newlines = [offset + at for at, offset in enumerate(indexed._index())]
     starts = [m.start() for m in re.finditer(rb"\n(?=#)", indexed._data)]
-    assert offsets == [*starts, len(indexed._data) - 1]
+    assert newlines == [*starts, len(indexed._data) - 1]
     for name in bisected:  # past 64 look-ups the first table makes its index too
         assert bisected[name] == indexed[name] == f'loc("f.py":{name[4:]}:{int(name[4:]) % 7})'
     with pytest.raises(KeyError):
