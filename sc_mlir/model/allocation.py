@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from sc_mlir.model.locations import UNRESOLVED, LocationTable, SourceLocation
 from sc_mlir.model.spaces import SpaceMap, resolve_attribute_alias, split_params
+from sc_mlir.read.loc_table import LocationTable as TrailingTable
 from sc_mlir.read.scan import Chunk, Diagnostic, FileScan, OpFrame, RawAlloca
 from sc_mlir.syntax.locations import AliasLoc, Location
 from sc_mlir.syntax.memref import (
@@ -344,6 +346,8 @@ def undefined_location_notes(scan: FileScan) -> list[Diagnostic]:
     followed, for the allocas a report shows, and listed with their location: checking
     the whole table here would cost a tenth of the run on a large dump."""
     aliases_of = {chunk.index: chunk.aliases for chunk in scan.chunks}
+    if _all_defined(scan, aliases_of):
+        return []
     users: dict[int, list[RawAlloca]] = {}
     for raw in scan.allocas:
         loc = raw.syntax.location if raw.syntax is not None else None
@@ -358,6 +362,24 @@ def undefined_location_notes(scan: FileScan) -> list[Diagnostic]:
             f"{len(found)} alloca(s) refer to location aliases that are never defined "
             f"(first: {name}); their source location is unknown", first.text))
     return notes
+
+
+def _all_defined(scan: FileScan, aliases_of: dict[int, Mapping[str, str]]) -> bool:
+    """Whether every `loc(#alias)` of an alloca names an alias its chunk defines: asked of
+    the fast reader's table once per chunk (a large dump has tens of thousands)."""
+    names_of: dict[int, list[str]] = {}
+    for raw in scan.allocas:
+        syntax = raw.syntax
+        if syntax is not None and isinstance(syntax.location, AliasLoc):
+            names_of.setdefault(raw.chunk, []).append(syntax.location.name)
+    for chunk, names in names_of.items():
+        aliases = aliases_of.get(chunk, {})
+        if isinstance(aliases, TrailingTable):
+            if not aliases.defines_all(names):
+                return False
+        elif not all(name in aliases for name in names):
+            return False
+    return True
 
 
 class _Skip(Exception):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sc_mlir.read.loc_table import LocationTable as TrailingTable
 from sc_mlir.syntax.locations import (
     AliasLoc,
     CallSiteLoc,
@@ -54,6 +55,32 @@ class SourceLocation:
         return self.names[-1] if self.names else ""
 
 
+_SOURCE_FIELDS = ("file", "line", "col", "end_line", "end_col", "names", "callers", "problems")
+(_set_file, _set_line, _set_col, _set_end_line, _set_end_col, _set_names, _set_callers,
+ _set_problems) = (SourceLocation.__dict__[name].__set__ for name in _SOURCE_FIELDS)
+
+
+def _source_location_init(self: SourceLocation, file: str | None = None,
+                          line: int | None = None, col: int | None = None,
+                          end_line: int | None = None, end_col: int | None = None,
+                          names: tuple[str, ...] = (), callers: tuple[FileLoc, ...] = (),
+                          problems: tuple[str, ...] = ()) -> None:
+    # As `sc_mlir.syntax.locations` builds its nodes: the slots set through their
+    # descriptors, not `object.__setattr__` per field (a report builds one per alias).
+    _set_file(self, file)
+    _set_line(self, line)
+    _set_col(self, col)
+    _set_end_line(self, end_line)
+    _set_end_col(self, end_col)
+    _set_names(self, names)
+    _set_callers(self, callers)
+    _set_problems(self, problems)
+
+
+_source_location_init.__name__ = "__init__"
+_source_location_init.__qualname__ = "SourceLocation.__init__"
+SourceLocation.__init__ = _source_location_init  # type: ignore[method-assign]
+
 UNRESOLVED = SourceLocation()
 
 # A chain longer than this is a cycle the visited-set missed or an adversarial table.
@@ -76,6 +103,14 @@ class LocationTable:
     _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
     _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
     _in_progress: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.parse is None and isinstance(self.raw, TrailingTable):
+            # The fast reader gives each chunk of a file the same table: what its values
+            # parse to is the same for all of them (which alias resolves to what may not
+            # be, in a table with loops: `_by_alias` stays each chunk's own).
+            self._parsed = self.raw.parsed  # type: ignore[assignment]
+            self._errors = self.raw.parse_errors
 
     def lookup(self, name: str) -> tuple[Location | None, str | None]:
         if name in self._parsed:

@@ -23,6 +23,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterator, Mapping
+from functools import cache
 from itertools import pairwise
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
@@ -106,8 +107,34 @@ _BALANCED = _INNER + rb"*+"
 for _ in range(4):
     _BALANCED = (rb"(?:" + _INNER + rb"|\(" + _BALANCED + rb"\)|\[" + _BALANCED
                  + rb"\]|<" + _BALANCED + rb"(?<!-)>)*+")
-_LOC_TABLE = re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
+# The line shapes of almost every table (a file or a name, fused or a call site of aliases,
+# unknown): each is text `_BALANCED` matches whole, so a line `_COMMON_LOC_LINE` matches
+# is one `_loc_table()` takes (tests hold them equal). Found (not matched from a position),
+# each match one line, its name's digits the group: a block's lines are all table lines
+# when there are as many matches as newlines.
+_COMMON_LOC = (_STRING + rb'[^"()\[\]{}<>=\n]*+|' + _STRING + rb"\(#loc\d*+\)"
+               rb"|fused\[#loc\d*+(?:, #loc\d*+)*+\]|callsite\(#loc\d*+ at #loc\d*+\)|unknown")
+_COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb")\)\n")
+
+
+# The patterns holding `_BALANCED` take a fiftieth of a second each to compile: only when
+# a table is not all common lines.
+@cache
+def _loc_table() -> re.Pattern[bytes]:
+    return re.compile(rb"(?:#loc\d*+ = loc\(" + _BALANCED + rb"\)\n)*+")
+
+
+@cache
+def _loc_line() -> re.Pattern[bytes]:
+    """As `_COMMON_LOC_LINE`, any line `_loc_table()` takes."""
+    return re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb"|" + _BALANCED
+                      + rb")\)\n")
+
+
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
+_BLANKS = b" \t\n"
+# How far back from the end of the file the last table line is looked for.
+_TAIL_WINDOW = 1 << 12
 # The `#loc` table is read a block of lines at a time: a large file's table holds millions
 # of names, and their numbers are all that is kept.
 _TABLE_BLOCK = 8 << 20
@@ -618,6 +645,78 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
     if table_at < 0:
         return end, before
     body_end = table_at + 1
+    checked = _numbered_in_order(data, body_end)
+    if checked is None:
+        table_end, numbers = _checked_table(data, body_end)
+    else:
+        table_end, numbers = checked
+    if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
+        raise Unvouched("a location table line this reader does not read")
+    end = table_end  # blank lines may follow (XLA's dump files end with two)
+    table = LocationTable(data, body_end, end, numbers, before)
+    if (checked is None and not _increasing(numbers)) or any(
+            table._number(name) is not None for name in before):
+        raise Unvouched("a location table out of order, or defining an alias again")
+    return body_end, table
+
+
+def _increasing(numbers: array[int]) -> bool:
+    # Tables are usually numbered one by one: compared as arrays, in C.
+    return not numbers or numbers == array(
+        "q", range(numbers[0], numbers[0] + len(numbers))) or all(
+            a < b for a, b in pairwise(numbers))
+
+
+def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | range] | None:
+    """The table's end and its numbers when every line up to the blank ones that end the
+    file is a table line and they are numbered one by one (after `#loc`, if it comes
+    first): the names are compared with the numbers they should be, without an int per
+    line. None for any other table, which `_checked_table` reads (its diagnostics are
+    the reader's)."""
+    end = len(data)
+    window = max(body_end, end - _TAIL_WINDOW)
+    last_text = window + len(data[window:end].rstrip(_BLANKS)) - 1
+    table_end = data.find(b"\n", last_text) + 1
+    if last_text < body_end or table_end == 0:
+        return None  # the file ends in a long blank tail, or without a newline
+    first: int | None = None
+    bare = False
+    expected = 0
+    block = body_end
+    while block < table_end:
+        block_end = data.find(b"\n", min(block + _TABLE_BLOCK, table_end - 1)) + 1
+        if next(_allocation_ops(data, block, block_end), None) is not None:
+            raise Unvouched("an allocation op's name in the location table")
+        lines = data.count(b"\n", block, block_end)
+        names = _COMMON_LOC_LINE.findall(data, block, block_end)
+        if len(names) != lines:
+            names = _loc_line().findall(data, block, block_end)
+            if len(names) != lines:
+                return None
+        if first is None:
+            bare = names[0] == b""
+            if bare:
+                del names[0]
+            if not names:
+                return None
+            first = expected = int(names[0])
+        if names != list(map(b"%d".__mod__, range(expected, expected + len(names)))):
+            return None
+        expected += len(names)
+        block = block_end
+    assert first is not None
+    numbers = range(first, expected)
+    if not bare:
+        return table_end, numbers
+    if first == 0:
+        return table_end, range(-1, expected)  # `#loc` is number -1
+    return table_end, array("q", (-1,)) + array("q", numbers)
+
+
+def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
+    """The table's end (where `_loc_table()` stops) and its numbers (checked increasing by
+    the caller). Raises Unvouched."""
+    end = len(data)
     numbers = array("q")
     block = body_end
     while True:
@@ -625,7 +724,7 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
         block_end = data.find(b"\n", block + _TABLE_BLOCK) + 1 or end
         if next(_allocation_ops(data, block, block_end), None) is not None:
             raise Unvouched("an allocation op's name in the location table")
-        table_end = _LOC_TABLE.match(data, block, block_end).end()
+        table_end = _loc_table().match(data, block, block_end).end()
         names = _LOC_NAME.findall(data, block - 1, table_end)
         bare = 1 if block == body_end and names and names[0] == b"" else 0
         if bare:
@@ -637,17 +736,7 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
         if table_end < block_end or block_end == end:
             break
         block = block_end
-    if table_end != end and not _BLANK_TAIL.fullmatch(data, table_end):
-        raise Unvouched("a location table line this reader does not read")
-    end = table_end  # blank lines may follow (XLA's dump files end with two)
-    table = LocationTable(data, body_end, end, numbers, before)
-    # Tables are usually numbered one by one: compared as arrays, in C.
-    consecutive = not numbers or numbers == array(
-        "q", range(numbers[0], numbers[0] + len(numbers)))
-    if (not consecutive and any(a >= b for a, b in pairwise(numbers))) or any(
-            table._number(name) is not None for name in before):
-        raise Unvouched("a location table out of order, or defining an alias again")
-    return body_end, table
+    return table_end, numbers
 
 
 _DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())

@@ -6,10 +6,14 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
+from itertools import accumulate
 
-_VALUE_AT = re.compile(rb"[^\n]*")
-_TABLE_LINE = re.compile(rb"\n(?=#)")
 _INDEX_AFTER_LOOKUPS = 64
+# The index is made from the table split into lines a block at a time: the lines' bytes
+# objects are let go block by block (a large dump's table is hundreds of MB).
+_INDEX_BLOCK = 1 << 20
+# Names as `_line_index` reads them, one a line: `#loc` and digits, no leading zero.
+_NUMBERED_NAMES = re.compile(r"(?:#loc(?:0|[1-9][0-9]*+)\n)*+#loc(?:0|[1-9][0-9]*+)")
 
 
 class TableGone(Exception):
@@ -24,9 +28,11 @@ TableKey = tuple[str, int, int]
 class LocationTable(Mapping[str, str]):
     """The `#loc` aliases of a trailing location table, fetched by position when asked for:
     a dump has hundreds of thousands and a report needs a few. The table was checked to
-    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1)."""
+    hold one `#locN = loc(...)` per line, numbers increasing (`#loc` counts as -1), each
+    line ending in a newline. `numbers` is a range when they are consecutive (most tables):
+    a name's line is then found by a subtraction."""
 
-    def __init__(self, data: bytes, start: int, end: int, numbers: array[int],
+    def __init__(self, data: bytes, start: int, end: int, numbers: array[int] | range,
                  before: Mapping[str, str]) -> None:
         self._data = data
         self._start, self._end = start, end
@@ -36,6 +42,10 @@ class LocationTable(Mapping[str, str]):
         self._offsets: array[int] | None = None
         self._key: TableKey | None = None  # see `event_spans.shared_table`
         self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
+        # What readers of the values make of them (`model.locations` parses them), kept
+        # with the table: the chunks of a file read in spans share it, and parse each once.
+        self.parsed: dict[str, object] = {}
+        self.parse_errors: dict[str, str] = {}
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Sent to another process (records built in a worker): the table, not the file.
@@ -71,14 +81,28 @@ class LocationTable(Mapping[str, str]):
             raise TableGone(f"the #loc table could not be read again: {exc}") from exc
 
     def _index(self) -> array[int]:
-        """Where each line starts, less one: one search over the table, then each line is
-        one bisect away."""
+        """For each line, where it starts less one less its position in the table (the
+        newlines before it, which the index leaves out: one step less per line to make),
+        then the same for the end of the table. Made once, in C from the lines' lengths:
+        line `at` starts at `index[at] + at + 1`, its newline is at `index[at + 1] + at + 1`."""
         if self._offsets is None:
-            self._offsets = array("q", (m.start() for m in _TABLE_LINE.finditer(
-                self._data, self._start - 1, self._end)))
+            data, position, end = self._data, self._start, self._end
+            offsets = array("q")
+            base = position - 1
+            while position < end:
+                block_end = data.find(b"\n", min(position + _INDEX_BLOCK, end - 1)) + 1
+                lines = bytes(data[position:block_end]).split(b"\n")
+                lines.pop()  # what follows the block's last newline: nothing
+                offsets.extend(accumulate(map(len, lines), initial=base))
+                base = offsets.pop()  # where the next block's first line starts, so read
+                position = block_end
+            if self._start < end:
+                offsets.append(base)
+            self._offsets = offsets
         return self._offsets
 
-    def _number(self, name: object) -> int | None:
+    def _line_index(self, name: object) -> int | None:
+        """Which line of the table defines `name` (None when none does)."""
         if not isinstance(name, str) or not name.startswith("#loc"):
             return None
         digits = name[4:]
@@ -90,45 +114,77 @@ class LocationTable(Mapping[str, str]):
         else:
             number = -1
         numbers = self._numbers
+        if type(numbers) is range:
+            at = number - numbers.start
+            return at if 0 <= at < len(numbers) else None
         at = bisect_left(numbers, number)
-        return number if at < len(numbers) and numbers[at] == number else None
+        return at if at < len(numbers) and numbers[at] == number else None
+
+    def _number(self, name: object) -> int | None:
+        at = self._line_index(name)
+        return None if at is None else self._numbers[at]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._before or self._number(name) is not None
+        return name in self._before or self._line_index(name) is not None
+
+    def defines_all(self, names: list[str]) -> bool:
+        """Whether the table defines every one of `names` (`all(name in table ...)`): a few
+        passes in C for a table numbered one by one and names as it numbers them, else a
+        look-up of each."""
+        numbers = self._numbers
+        if names and type(numbers) is range:
+            listed = "\n".join(names)
+            # As many lines as names: no name holds a newline.
+            if listed.count("\n") == len(names) - 1 and _NUMBERED_NAMES.fullmatch(listed):
+                named = list(map(int, listed.replace("#loc", "").split("\n")))
+                return numbers.start <= min(named) and max(named) < numbers.stop
+        return all(name in self for name in names)
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        at = self._line_index(name)
+        if at is None:
+            return self._before.get(name, default)  # which names no table line defines
+        offsets = self._offsets
+        if offsets is not None and self._read is None:  # a report asking for many
+            data = self._data
+            line = offsets[at] + at + 1
+            return data[data.find(b" = ", line) + 3 : offsets[at + 1] + at + 1
+                        ].decode().strip()
+        return self._value(name, at)
 
     def __getitem__(self, name: str) -> str:
-        if name in self._before:
-            return self._before[name]
-        found = self._found.get(name)
-        if found is not None:
-            return found
-        number = self._number(name)
-        if number is None:
+        value = self.get(name)
+        if value is None:
             raise KeyError(name)
-        data = self._data
+        return value
+
+    def _value(self, name: str, at: int) -> str:
+        """The value of `name`, defined by line `at`, when the table is not in memory or
+        not yet indexed."""
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
-            at = bisect_left(self._numbers, number)
-            line = offsets[at] + 1
-            text = self._bytes(line, offsets[at + 1] if at + 1 < len(offsets) else self._end)
-            return _VALUE_AT.match(text, text.find(b" = ") + 3).group().decode().strip()
+            text = self._bytes(offsets[at] + at + 1, offsets[at + 1] + at + 1)
+            return text[text.find(b" = ") + 3 :].decode().strip()
+        found = self._found.get(name)
+        if found is not None:
+            return found
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
-            # A report asking for many: one search for every line start, then each is one
-            # bisect away.
-            line = self._index()[bisect_left(self._numbers, number)] + 1
-            equals = data.find(b" = ", line)
-        else:
-            line, equals = self._bisect(number)
-        value = _VALUE_AT.match(data, equals + 3).group().decode().strip()
-        if self._offsets is None:
-            # Until the index is made; past it, a lookup is cheap and a large file read in
-            # spans looks up most of its aliases: kept, they would hold the table twice.
-            self._found[name] = value
+            # One pass over the table for every line start, then `get` finds each line by
+            # its position.
+            self._index()
+            return self[name]
+        # Until the index is made; past it, a lookup is cheap and a large file read in
+        # spans looks up most of its aliases: kept, they would hold the table twice.
+        data = self._data
+        equals = self._bisect(self._numbers[at])
+        value = data[equals + 3 : data.find(b"\n", equals)].decode().strip()
+        self._found[name] = value
         return value
 
-    def _bisect(self, number: int) -> tuple[int, int]:
-        """The line defining #loc<number>, found by bisecting byte positions."""
+    def _bisect(self, number: int) -> int:
+        """Where ` = ` is in the line defining #loc<number>, found by bisecting byte
+        positions."""
         data = self._data
         low, high = self._start, self._end
         while low < high:
@@ -138,7 +194,7 @@ class LocationTable(Mapping[str, str]):
             digits = data[line + 4 : equals]
             at = int(digits) if digits else -1
             if at == number:
-                return line, equals
+                return equals
             if at < number:
                 low = data.find(b"\n", line) + 1
             else:

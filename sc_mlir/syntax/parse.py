@@ -669,9 +669,34 @@ _FAST_CALLSITE = re.compile(rf"loc\(\s*callsite\(\s*{_ALIAS}\s+at\s+{_ALIAS}\s*\
 _FAST_FUSED = re.compile(rf"loc\(\s*fused\s*\[\s*{_ALIAS}((?:\s*,\s*#[A-Za-z_0-9][\w$.\-]*)*)"
                          r"\s*\]\s*\)")
 _FUSED_REST = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
+# The same shapes spelt as MLIR prints them (no spaces but the printer's, no escapes): one
+# match, its last group telling the shape. Dumps hold hundreds of thousands.
+_PRINTED_LOCATION = re.compile(
+    r'loc\((?:"([^"\\\n]*)":([0-9]+):([0-9]+)'  # 1-3: a file, line and column
+    rf'|"([^"\\\n]*)"\({_ALIAS}\)'  # 4-5: a name and its child
+    rf"|callsite\({_ALIAS} at {_ALIAS}\)"  # 6-7
+    r"|fused\[(#[A-Za-z_0-9][\w$.\-]*(?:, #[A-Za-z_0-9][\w$.\-]*)*)\]"  # 8
+    rf"|{_ALIAS})\)")  # 9
+_PRINTED_FILE, _PRINTED_NAME, _PRINTED_CALLSITE, _PRINTED_FUSED = 3, 5, 7, 8  # else 9: an alias
 
 
 def _fast_location(text: str) -> Location | None:
+    m = _PRINTED_LOCATION.fullmatch(text)
+    if m is not None:
+        shape = m.lastindex
+        if shape == _PRINTED_FILE:
+            return FileLoc(m[1], int(m[2]), int(m[3]))
+        if shape == _PRINTED_NAME:
+            return NameLoc(m[4], AliasLoc(m[5]))
+        if shape == _PRINTED_CALLSITE:
+            return CallSiteLoc(AliasLoc(m[6]), AliasLoc(m[7]))
+        if shape == _PRINTED_FUSED:
+            return FusedLoc(None, tuple(map(AliasLoc, m[8].split(", "))))
+        return AliasLoc(m[9])
+    return _spaced_location(text)
+
+
+def _spaced_location(text: str) -> Location | None:
     kind = text[4:5] if text[4:5] != " " else text[4:].lstrip()[:1]
     if kind == "#":
         m = _FAST_ALIAS.fullmatch(text)

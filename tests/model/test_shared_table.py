@@ -1,0 +1,59 @@
+"""Resolution through the fast reader's `#loc` table, which the chunks of a file read in
+spans share (and with it what its values parse to): the same answers as a plain dict
+of the same aliases, loops and undefined aliases included."""
+
+from __future__ import annotations
+
+from array import array
+
+from sc_mlir.model.locations import LocationTable
+from sc_mlir.read.loc_table import LocationTable as TrailingTable
+from sc_mlir.syntax.locations import AliasLoc
+from sc_mlir.syntax.parse import parse_location
+
+ALIASES = {
+    "#loc1": 'loc("k.py":10:4)',
+    "#loc2": 'loc("jit(f)/fusion"(#loc1))',
+    "#loc3": "loc(callsite(#loc2 at #loc4))",
+    "#loc4": 'loc("main.py":3:1)',
+    "#loc5": "loc(fused[#loc9, #loc3])",
+    "#loc6": 'loc("loop"(#loc7))',
+    "#loc7": "loc(callsite(#loc6 at #loc1))",
+    "#loc8": "loc(not a location)",
+    "#loc9": "loc(#loc12)",
+    "#loc10": "loc(#loc8)",
+}
+
+
+def _trailing() -> TrailingTable:
+    table = ("\n" + "".join(f"{name} = {value}\n" for name, value in ALIASES.items())).encode()
+    return TrailingTable(table, 1, len(table), range(1, 11), {})
+
+
+def test_chunks_sharing_a_table_resolve_as_a_dict_does():
+    shared = _trailing()
+    names = [*ALIASES, "#loc12", "#loc"]
+    orders = [names, names[::-1], names[3:] + names[:3]]
+    for order in orders:
+        chunk = LocationTable(shared)
+        alone = LocationTable(dict(ALIASES))
+        for name in order:
+            assert chunk.resolve(AliasLoc(name)) == alone.resolve(AliasLoc(name)), name
+    assert set(shared.parsed) >= set(ALIASES)
+    assert "#loc8" in shared.parse_errors
+
+
+def test_a_table_with_its_own_parser_keeps_its_own_parses():
+    shared = _trailing()
+    own = LocationTable(shared, parse=parse_location)
+    own.resolve(AliasLoc("#loc3"))
+    assert shared.parsed == {} and own._parsed
+
+
+def test_a_range_table_equals_an_array_table_in_resolution():
+    as_range = _trailing()
+    table = ("\n" + "".join(f"{name} = {value}\n" for name, value in ALIASES.items())).encode()
+    as_array = TrailingTable(table, 1, len(table), array("q", range(1, 11)), {})
+    for name in ALIASES:
+        assert (LocationTable(as_range).resolve(AliasLoc(name))
+                == LocationTable(as_array).resolve(AliasLoc(name)))

@@ -1,0 +1,219 @@
+"""The `#loc` table's fast paths give what the careful ones give: the common line shapes
+against the balanced pattern, the one-by-one numbering check against the int-per-line
+one, a table numbered by a range against one numbered by an array, the C-made index
+against bisecting."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from array import array
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, FIXTURES, REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sc_mlir.read import events, loc_table
+from sc_mlir.read.event_regions import Unvouched
+from sc_mlir.read.events import (
+    _COMMON_LOC_LINE,
+    _checked_table,
+    _increasing,
+    _loc_line,
+    _loc_table,
+    _numbered_in_order,
+    trailing_table,
+)
+from sc_mlir.read.loc_table import LocationTable
+
+_TABLE_LINE = re.compile(rb"^#loc[^\n]*$", re.MULTILINE)
+
+
+def _table_lines(paths: list[Path]) -> list[bytes]:
+    return [m.group() for path in paths for m in _TABLE_LINE.finditer(path.read_bytes())]
+
+
+def _generated(tmp_path: Path, form: str) -> Path:
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    path = tmp_path / f"{form}.mlir"
+    generator.write_module(path, form, 300_000, 11, "xla")
+    return path
+
+
+def _verdicts(line: bytes) -> tuple[bool, bool, bool]:
+    """Whether the common pattern, the line pattern and the balanced table pattern take
+    `line` whole."""
+    data = b"\n" + line + b"\n"
+    common = _COMMON_LOC_LINE.match(data, 1)
+    any_line = _loc_line().match(data, 1)
+    table = _loc_table().match(data, 1).end() == len(data)
+    return (common is not None and common.end() == len(data),
+            any_line is not None and any_line.end() == len(data), table)
+
+
+def _assert_alike(line: bytes) -> None:
+    common, any_line, table = _verdicts(line)
+    assert any_line == table, line
+    assert not common or table, line
+
+
+def test_the_corpus_and_fixture_table_lines_read_alike(tmp_path):
+    paths = sorted(FIXTURES.rglob("*.mlir"))
+    if CORPUS.is_dir():
+        paths += sorted(CORPUS.rglob("*.mlir"))
+    paths += [_generated(tmp_path, "generic"), _generated(tmp_path, "pretty")]
+    lines = _table_lines(paths)
+    assert len(lines) > 1000
+    common = 0
+    for line in lines:
+        _assert_alike(line)
+        common += _verdicts(line)[0]
+    assert common > len(lines) // 2
+
+
+_name = st.sampled_from(["#loc", "#loc0", "#loc7", "#loc12", "#loc007", "#locx", "#lo"])
+_piece = st.sampled_from([
+    '"f.py"', '"jit(f)/fusion"', '"f.<locals>.g"', '"a->b"', '"a<b"', '"a(b"', '"x=y"',
+    '"esc\\"q"', ":1", ":2:3", " to ", ":9", "(", ")", "[", "]", "<", ">", "{", "}", "->",
+    "#loc3", ", ", " at ", "callsite", "fused", "unknown", "=", " ", "\t", "\r", "é"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_name, st.lists(_piece, max_size=10))
+def test_generated_table_lines_read_alike(name, pieces):
+    _assert_alike(f"{name} = loc({''.join(pieces)})".encode())
+
+
+@pytest.mark.parametrize("line", [
+    '#loc1 = loc("f.py":1:2)', '#loc1 = loc("f.py":1:2 to 3:4)', '#loc1 = loc("f.py":1:2 to :9)',
+    '#loc1 = loc("jit(f)/fusion.3"(#loc2))', '#loc1 = loc("name")', "#loc1 = loc(unknown)",
+    "#loc1 = loc(fused[#loc2, #loc3, #loc4])", "#loc1 = loc(callsite(#loc2 at #loc3))",
+    '#loc1 = loc("f.<locals>.g"(#loc2))'])
+def test_the_printer_s_shapes_are_common(line):
+    assert _verdicts(line.encode()) == (True, True, True)
+
+
+def _tables() -> list[bytes]:
+    line = '#loc{} = loc("f.py":{}:2)\n'
+    numbered = "".join(line.format(n, n) for n in range(1, 40))
+    return [
+        numbered.encode(),
+        numbered.encode() + b"\n\n",
+        numbered.encode() + b"  \n\t\n",
+        numbered.encode() + b"   ",  # blanks without a newline
+        numbered.encode()[:-1],  # the last line unterminated
+        ("#loc = loc(unknown)\n" + numbered).encode(),
+        ("#loc = loc(unknown)\n" + "".join(line.format(n, n) for n in range(0, 9))).encode(),
+        "".join(line.format(n, n) for n in (1, 2, 5, 9)).encode(),  # increasing, gaps
+        "".join(line.format(n, n) for n in (1, 3, 2)).encode(),  # out of order
+        "".join(line.format(n, n) for n in (1, 2, 2)).encode(),  # defined again
+        "".join(line.format(n, n) for n in ("1", "02", "3")).encode(),  # a leading zero
+        (line.format(1, 1) + "#loc = loc(unknown)\n").encode(),  # `#loc` after numbered
+        (line.format(1, 1) + '#loc2 = loc("f.py"(#loc1) junk\n' + line.format(3, 3)).encode(),
+        (line.format(1, 1) + '#loc2 = loc("memref.alloca"(#loc1))\n').encode(),
+        (line.format(1, 1) + "#loc2 = loc(fused<{x = 1}>[#loc1])\n").encode(),
+        (line.format(1, 1) + "#loc2 = loc(callsite(callsite(#loc1 at #loc1) at #loc1))\n"
+         ).encode(),
+        (line.format(1, 1) + "#loc2 = loc(\"a\\\"b\":1:2)\n").encode(),
+        (line.format(1, 1) + "// a comment\n").encode(),
+        (line.format(1, 1) + "#map = affine_map<(d0) -> (d0)>\n").encode(),
+    ]
+
+
+def _read(data: bytes, before: dict[str, str], fast: bool
+          ) -> tuple[object, ...]:
+    """What trailing_table gives for `data` (with or without the fast path), as plain
+    values: the body's end, the table's bounds, numbers and items, or the refusal."""
+    saved = events._numbered_in_order
+    if not fast:
+        events._numbered_in_order = lambda data, body_end: None
+    try:
+        body_end, table = trailing_table(data, 0, before)
+    except Unvouched as refusal:
+        return ("refused", str(refusal))
+    finally:
+        events._numbered_in_order = saved
+    if not isinstance(table, LocationTable):
+        return (body_end, table)
+    return (body_end, table._start, table._end, list(table._numbers), list(table),
+            dict(table.items()), len(table))
+
+
+@pytest.mark.parametrize("table", _tables())
+@pytest.mark.parametrize("before", [{}, {"#loc": 'loc("b.py":1:1)'}, {"#loc2": "loc(unknown)"}])
+def test_the_numbering_check_gives_what_the_careful_check_gives(table, before):
+    data = b"module {\n}\n" + table
+    assert _read(data, before, fast=True) == _read(data, before, fast=False)
+
+
+def test_a_table_numbered_one_by_one_is_a_range():
+    data = b"module {\n}\n" + b"".join(b'#loc%d = loc("f.py":%d:2)\n' % (n, n)
+                                       for n in range(3, 300))
+    checked = _numbered_in_order(data, data.index(b"#loc"))
+    assert checked is not None and checked[1] == range(3, 300)
+    table_end, numbers = _checked_table(data, data.index(b"#loc"))
+    assert (table_end, list(numbers)) == (checked[0], list(range(3, 300)))
+    assert _increasing(numbers)
+
+
+def _both(lines: list[str]) -> tuple[LocationTable, LocationTable]:
+    table = ("\n" + "".join(line + "\n" for line in lines)).encode()
+    numbers = [int(line[4 : line.index(" ")] or -1) for line in lines]
+    as_array = LocationTable(table, 1, len(table), array("q", numbers), {})
+    consecutive = numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    as_range = LocationTable(table, 1, len(table),
+                             range(numbers[0], numbers[-1] + 1) if consecutive
+                             else array("q", numbers), {})
+    return as_array, as_range
+
+
+@pytest.mark.parametrize("first", [-1, 0, 1, 5])
+def test_a_range_table_looks_up_as_an_array_table(first):
+    lines = [f'#loc{n if n >= 0 else ""} = loc("f{n}.py":{n}:1)  '
+             for n in range(first, first + 200)]
+    as_array, as_range = _both(lines)
+    names = [*as_array, "#loc", "#loc-1", "#loc01", "#loc999", "#loc1x", "#map", "x", 3]
+    for name in names:
+        assert (name in as_array) == (name in as_range), name
+        assert as_array.get(name) == as_range.get(name), name  # type: ignore[arg-type]
+        assert as_array._number(name) == as_range._number(name), name
+    assert list(as_array) == list(as_range) and len(as_array) == len(as_range)
+
+
+@pytest.mark.parametrize("block", [1 << 20, 64, 1])
+def test_the_index_reads_what_bisecting_reads(block, monkeypatch):
+    monkeypatch.setattr(loc_table, "_INDEX_BLOCK", block)
+    lines = [f'#loc{n} = loc("f.py":{n}:{n % 7})' for n in range(1, 3000)]
+    bisected, indexed = _both(lines)
+    indexed._index()
+    newlines = [offset + at for at, offset in enumerate(indexed._index())]
+    starts = [m.start() for m in re.finditer(rb"\n(?=#)", indexed._data)]
+    assert newlines == [*starts, len(indexed._data) - 1]
+    for name in bisected:  # past 64 look-ups the first table makes its index too
+        assert bisected[name] == indexed[name] == f'loc("f.py":{name[4:]}:{int(name[4:]) % 7})'
+    with pytest.raises(KeyError):
+        indexed["#loc3000"]
+
+
+def test_a_table_read_from_its_file_reads_what_it_held():
+    lines = [f'#loc{n} = loc("g.py":{n}:1)' for n in range(1, 500)]
+    held, from_file = _both(lines)
+    data = from_file._data
+    from_file.read_from_file(lambda position, size: data[position : position + size])
+    assert from_file.reads_from_file
+    assert all(held[name] == from_file[name] for name in held)
+
+
+def test_defines_all_is_every_name_in_the_table():
+    lines = [f"#loc{n} = loc(unknown)" for n in range(1, 100)]
+    as_array, as_range = _both(lines)
+    as_range._before = {"#loc": "loc(unknown)"}  # type: ignore[misc]
+    for names in (["#loc1", "#loc99"], ["#loc0"], ["#loc100"], ["#loc5", "#loc05"],
+                  ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], []):
+        for table in (as_array, as_range):
+            assert table.defines_all(names) == all(name in table for name in names), names
