@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 
+from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
 from sc_mlir.read.lexicon import (
     _HEAD,
@@ -21,6 +23,10 @@ from sc_mlir.read.scan import Scanner
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
 _HEAD_BYTES = re.compile(_HEAD.pattern.encode())
+# `_HEAD`'s results and bare op name.
+_RESULTS = rb"%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*"
+_BARE_OP = re.compile(rb"[A-Za-z_][\w$.]*")
+_ALLOCATION_OP_NAMES = frozenset(op.encode() for op in ALLOCATION_OPS)
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 
 
@@ -79,95 +85,154 @@ class UseSearch:
     def _liveness(self) -> None:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
-        entries: list[_Binding] = []
+        bindings = _Round()
         for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
                                                self.alloca_line_end, strict=True):
             for name in alloca.results:
-                entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
-                                        region.end, alloca.line))
-        while entries:
-            entries = self._search(entries)
+                bindings.add(name, alloca.index, scope_start, region.end)
+        while bindings.names:
+            made = self._search(bindings)
+            bindings = _Round()
+            for binding in made:
+                bindings.add(binding.name, binding.ids, binding.scope_start, binding.scope_end)
 
-    def _search(self, entries: list[_Binding]) -> list[_Binding]:
-        """Uses of these bindings, each found by `bytes.find` over the text where it is in
-        scope; returns the bindings they make (views, yields)."""
+    def _search(self, bindings: _Round) -> list[_Binding]:
+        """Uses of these bindings, each name found by one regex over the text where it is
+        in scope; returns the bindings they make (views, yields)."""
         data = self.data
-        find = data.find
-        name_bytes = _NAME_BYTES
-        # Each use one int, offset << 24 | the binding's index: ints sort fast.
-        if len(entries) >= 1 << 24:
+        names, owners = bindings.names, bindings.owners
+        starts, ends = bindings.starts, bindings.ends
+        # Each use one int, offset << 24 | the binding's number: ints sort fast.
+        if len(names) >= 1 << 24:
             raise Unvouched("more names than this reader counts")
         found: list[int] = []
         # A later use never ends earlier (it is in the same op, or in a loop that ends
         # later): only each alloca's last occurrence can move its last use. The others
         # are still read, for the views and yields they make and to vouch for them.
         last: dict[int, int] = {}
-        for number, entry in enumerate(entries):
-            name = entry.name.encode()
-            size = len(name)
-            end = entry.scope_end
-            p = find(name, entry.scope_start, end)
-            final = -1
-            while p >= 0:
-                after = p + size
-                if data[after] not in name_bytes:
-                    found.append(p << 24 | number)
-                    final = p
-                p = find(name, after, end)
-            if final >= 0:
-                for aid in entry.ids:
-                    if last.get(aid, -1) < final:
-                        last[aid] = final
+        for number, name in enumerate(names):
+            # A scope ends where a line starts: the name-end guard, which sees no further
+            # than the scope's end, never misses a name character there.
+            hits = [m.start() << 24 | number
+                    for m in _uses_of(name)(data, starts[number], ends[number])]
+            if hits:
+                found += hits
+                final = hits[-1] >> 24
+                owner = owners[number]
+                if type(owner) is int:
+                    if last.get(owner, -1) < final:
+                        last[owner] = final
+                else:
+                    for aid in owner:  # type: ignore[union-attr]
+                        if last.get(aid, -1) < final:
+                            last[aid] = final
+        if not found:
+            return []
         found.sort()
-        finals = set(last.values())
-        made: list[_Binding] = []
-        line_start = line_end = -1
-        line_ids: frozenset[int] = frozenset()
-        line_offset = 0
-        extends = False
+        finals = sorted(set(last.values()))
+        finals.append(len(data))  # past the end: no line holds it
+        # First pass, a few C calls a line: the lines `_plain_inert` would pass over that
+        # one match of the line and its op's class show to be such are passed over; the
+        # others are kept, in text order, for the second pass.
+        line_head = _LINE_HEAD.match
+        op_class = self._op_classes()
         rfind, index, count = data.rfind, data.index, data.count
-        line = counted_to = 0
-        mask = (1 << 24) - 1
-        found.append(len(data) << 24)  # past the end: closes the last line's group
-        line_kind, no_view_ops, head_match = self.line_kind, self.no_view_ops, _HEAD_BYTES.match
+        final_at = 0
+        next_final = finals[0]
+        line_end = -1
+        kept: list[tuple[int, int, int, bool, bool]] = []
         for key in found:
             p = key >> 24
             if p < line_end:
-                line_ids = line_ids | entries[key & mask].ids
-                extends = extends or p in finals
                 continue
-            if line_start >= 0:
-                # Most lines only use these values: a plain op with no results, or whose
-                # results are never views, and no last use here. Those are passed over
-                # here (a name in a string there changes nothing either); `_use_line`
-                # reads the others.
-                inert = False
-                if not extends and line not in line_kind:
-                    raw = data[line_start:line_end]
-                    if raw.lstrip()[:1] == b"%":
-                        head = head_match(raw)
-                        inert = (head is not None and bool(head.group(1))
-                                 and line_offset - line_start >= head.end(1)
-                                 and head.group(2).strip(b'"') in no_view_ops)
-                    else:
-                        inert = (b"yield" not in raw and b"return" not in raw
-                                 and b"condition" not in raw)
-                if not inert:
-                    made.extend(self._use_line(line_start, line_end, line, line_offset,
-                                               line_ids, extends))
-            if p >= len(data):
-                break
             line_start = rfind(b"\n", 0, p) + 1
-            line_end = index(b"\n", p)
-            if counted_to:
-                line += count(b"\n", counted_to, line_start)
+            while next_final < line_start:
+                final_at += 1
+                next_final = finals[final_at]
+            head = line_head(data, line_start)
+            if head is None:
+                line_end = index(b"\n", p)
+                kept.append((line_start, line_end, p, next_final < line_end, False))
+                continue
+            line_end = head.end() - 1
+            op = head[2]
+            kind = op_class.get(op)
+            if kind is None:
+                kind = self._op_class(op)
+            results_end = head.end(1)
+            plain = (kind & _NO_VIEW_RESULTS and p >= results_end if results_end >= 0
+                     else kind & _NO_RESULTS_PLAIN
+                     and count(b'"', line_start, line_end) == kind >> _QUOTES_SHIFT)
+            extends = next_final < line_end
+            if not plain or extends:
+                kept.append((line_start, line_end, p, extends, bool(plain)))
+        made: list[_Binding] = []
+        for line_start, line_end, first_use, extends, plain in kept:
+            line = self._line_of(line_start)
+            if not extends and self._plain_inert(line, line_start, line_end, first_use):
+                continue
+            ids: set[int] = set()
+            for key in found[bisect_left(found, line_start << 24)
+                             : bisect_left(found, line_end << 24)]:
+                owner = owners[key & _NUMBER_MASK]
+                if type(owner) is int:
+                    ids.add(owner)
+                else:
+                    ids.update(owner)  # type: ignore[arg-type]
+            if plain and not self._name_in_string(line_start, line_end):
+                # What `_use_line` does with a last use on a plain op that makes no view.
+                order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
+                self._extend(frozenset(ids), self._region_at(first_use), order, line)
             else:
-                line = self._line_of(line_start)
-            counted_to = line_start
-            line_ids = entries[key & mask].ids
-            line_offset = p
-            extends = p in finals
+                made.extend(self._use_line(line_start, line_end, line, first_use,
+                                           frozenset(ids), extends))
         return made
+
+    def _op_classes(self) -> dict[bytes, int]:
+        classes = self.__dict__.get("_op_class_cache")
+        if classes is None:
+            classes = self.__dict__["_op_class_cache"] = {}
+        return classes  # type: ignore[no-any-return]
+
+    def _op_class(self, op: bytes) -> int:
+        """What a line's op, as `_HEAD` reads it (quotes kept), says of the line: with
+        results, whether they are never views; without, whether the line is a plain op
+        that passes no value out, when it holds no string but the op's name. Neither for
+        an allocation op (its line is the allocation's)."""
+        bare = op.strip(b'"')
+        kind = 0
+        if bare not in _ALLOCATION_OP_NAMES:
+            if bare in self.no_view_ops:
+                kind |= _NO_VIEW_RESULTS
+            if not any(word in bare for word in _TERMINATOR_WORDS):
+                kind |= _NO_RESULTS_PLAIN
+        kind |= op.count(b'"') << _QUOTES_SHIFT
+        self._op_classes()[op] = kind
+        return kind
+
+    def _name_in_string(self, line_start: int, line_end: int) -> bool:
+        """`_use_line`'s test of a value name inside a string on a plain op's line."""
+        data = self.data
+        quotes = data.count(b'"', line_start, line_end)
+        if not quotes:
+            return False
+        raw = data[line_start:line_end]
+        return (quotes > 2 or raw.lstrip()[:1] != b'"') and (
+            b"%" in b"".join(raw.split(b'"')[1::2]))
+
+    def _plain_inert(self, line: int, line_start: int, line_end: int, first_use: int) -> bool:
+        """Whether a line only uses these values: a plain op with no results, or whose
+        results are never views, not a line of another kind. (A name in a string there
+        changes nothing either.)"""
+        if line in self.line_kind:
+            return False
+        raw = self.data[line_start:line_end]
+        if raw.lstrip()[:1] == b"%":
+            head = _HEAD_BYTES.match(raw)
+            return (head is not None and bool(head.group(1))
+                    and first_use - line_start >= head.end(1)
+                    and head.group(2).strip(b'"') in self.no_view_ops)
+        return b"yield" not in raw and b"return" not in raw and b"condition" not in raw
 
     def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
                   ids: frozenset[int], extends: bool) -> list[_Binding]:
@@ -262,3 +327,50 @@ class _Binding:
         self.scope_start = scope_start
         self.scope_end = scope_end
         self.def_line = def_line
+
+
+class _Round:
+    """One round's names, as columns: the name, the alloca it is bound to (an int, or the
+    allocas a view or yield of several is bound to), and the text where it is in scope."""
+
+    __slots__ = ("ends", "names", "owners", "starts")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.owners: list[int | frozenset[int]] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, name: str, owner: int | frozenset[int], scope_start: int,
+            scope_end: int) -> None:
+        self.names.append(name)
+        self.owners.append(owner)
+        self.starts.append(scope_start)
+        self.ends.append(scope_end)
+
+
+_NUMBER_MASK = (1 << 24) - 1
+_FINDERS: dict[str, Callable[[bytes, int, int], Iterator[re.Match[bytes]]]] = {}
+_FINDERS_KEPT = 1 << 16
+
+
+def _uses_of(name: str) -> Callable[[bytes, int, int], Iterator[re.Match[bytes]]]:
+    """The occurrences of a value name (not the start of a longer one), compiled once per
+    distinct name: dumps reuse the same few names in every func."""
+    finder = _FINDERS.get(name)
+    if finder is None:
+        if len(_FINDERS) >= _FINDERS_KEPT:
+            _FINDERS.clear()
+        finder = _FINDERS[name] = re.compile(
+            re.escape(name.encode()) + rb"(?![\w$.\-])").finditer
+    return finder
+
+# A line that starts with an op, as `_HEAD` reads it (group 1 its results, group 2 its
+# name), and does not open a region; its end is found by `.`, the fast repeat.
+_LINE_HEAD = re.compile(
+    rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+).*+(?<!\{)\n")
+_TERMINATOR_WORDS = (b"yield", b"return", b"condition")
+# `_op_class` bits, and the quotes of the op's name above them.
+_NO_VIEW_RESULTS = 1
+_NO_RESULTS_PLAIN = 2
+_QUOTES_SHIFT = 2
