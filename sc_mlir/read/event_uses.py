@@ -152,7 +152,7 @@ class UseSearch:
             head = line_head(data, line_start)
             if head is None:
                 line_end = index(b"\n", p)
-                kept.append((line_start, line_end, p, next_final < line_end, False))
+                kept.append((key, line_start, line_end, next_final < line_end, False))
                 continue
             line_end = head.end() - 1
             op = head[2]
@@ -165,28 +165,47 @@ class UseSearch:
                      and count(b'"', line_start, line_end) == kind >> _QUOTES_SHIFT)
             extends = next_final < line_end
             if not plain or extends:
-                kept.append((line_start, line_end, p, extends, bool(plain)))
+                kept.append((key, line_start, line_end, extends, bool(plain)))
+        found.append(len(data) << 24)  # past the end: closes the last line's names
         made: list[_Binding] = []
-        for line_start, line_end, first_use, extends, plain in kept:
-            line = self._line_of(line_start)
+        event_offsets, event_lines = self.event_offsets, self.event_lines
+        non_op_lines, first_body_line = self.non_op_lines, self.first_body_line
+        transitions, transition_regions = self.transitions, self.transition_regions
+        for first_key, line_start, line_end, extends, plain in kept:
+            event = bisect_right(event_offsets, line_start) - 1
+            line = event_lines[event] + count(b"\n", event_offsets[event], line_start)
+            first_use = first_key >> 24
             if not extends and self._plain_inert(line, line_start, line_end, first_use):
                 continue
-            ids: set[int] = set()
-            for key in found[bisect_left(found, line_start << 24)
-                             : bisect_left(found, line_end << 24)]:
-                owner = owners[key & _NUMBER_MASK]
-                if type(owner) is int:
-                    ids.add(owner)
-                else:
-                    ids.update(owner)  # type: ignore[arg-type]
+            at = bisect_left(found, first_key)
+            owner = owners[first_key & _NUMBER_MASK]
+            if found[at + 1] >> 24 >= line_end and type(owner) is int:
+                ids = frozenset((owner,))  # the common case: one name on the line
+            else:
+                ids = self._ids_on_line(found, at, line_end, owners)
             if plain and not self._name_in_string(line_start, line_end):
                 # What `_use_line` does with a last use on a plain op that makes no view.
-                order = (line - self.first_body_line) - bisect_left(self.non_op_lines, line) + 1
-                self._extend(frozenset(ids), self._region_at(first_use), order, line)
+                order = (line - first_body_line) - bisect_left(non_op_lines, line) + 1
+                region = transition_regions[bisect_right(transitions, first_use) - 1]
+                self._extend(ids, region, order, line)
             else:
-                made.extend(self._use_line(line_start, line_end, line, first_use,
-                                           frozenset(ids), extends))
+                made.extend(self._use_line(line_start, line_end, line, first_use, ids,
+                                           extends))
         return made
+
+    @staticmethod
+    def _ids_on_line(found: list[int], at: int, line_end: int,
+                     owners: list[int | frozenset[int]]) -> frozenset[int]:
+        """The allocas bound to the names used from found[at] to the line's end."""
+        ids: set[int] = set()
+        while found[at] >> 24 < line_end:
+            owner = owners[found[at] & _NUMBER_MASK]
+            if type(owner) is int:
+                ids.add(owner)
+            else:
+                ids.update(owner)  # type: ignore[arg-type]
+            at += 1
+        return frozenset(ids)
 
     def _op_classes(self) -> dict[bytes, int]:
         classes = self.__dict__.get("_op_class_cache")
