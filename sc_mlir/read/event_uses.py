@@ -86,10 +86,15 @@ class UseSearch:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
         bindings = _Round()
+        names, owners = bindings.names.append, bindings.owners.append
+        starts, ends = bindings.starts.append, bindings.ends.append
         for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
                                                self.alloca_line_end, strict=True):
             for name in alloca.results:
-                bindings.add(name, alloca.index, scope_start, region.end)
+                names(name)
+                owners(alloca.index)
+                starts(scope_start)
+                ends(region.end)
         while bindings.names:
             made = self._search(bindings)
             bindings = _Round()
@@ -135,12 +140,12 @@ class UseSearch:
         # one match of the line and its op's class show to be such are passed over; the
         # others are kept, in text order, for the second pass.
         line_head = _LINE_HEAD.match
-        op_class = self._op_classes()
-        rfind, index, count = data.rfind, data.index, data.count
+        op_class = _op_classes(self.no_view_ops)
+        rfind, index, count, find = data.rfind, data.index, data.count, data.find
         final_at = 0
         next_final = finals[0]
         line_end = -1
-        kept: list[tuple[int, int, int, bool, bool]] = []
+        kept: list[tuple[int, int, int, bool, int]] = []
         for key in found:
             p = key >> 24
             if p < line_end:
@@ -152,20 +157,29 @@ class UseSearch:
             head = line_head(data, line_start)
             if head is None:
                 line_end = index(b"\n", p)
-                kept.append((key, line_start, line_end, next_final < line_end, False))
+                kept.append((key, line_start, line_end, next_final < line_end, _NOT_PLAIN))
                 continue
             line_end = head.end() - 1
             op = head[2]
             kind = op_class.get(op)
             if kind is None:
-                kind = self._op_class(op)
+                kind = op_class[op] = _op_class(op, self.no_view_ops)
             results_end = head.end(1)
-            plain = (kind & _NO_VIEW_RESULTS and p >= results_end if results_end >= 0
-                     else kind & _NO_RESULTS_PLAIN
-                     and count(b'"', line_start, line_end) == kind >> _QUOTES_SHIFT)
+            if results_end >= 0:
+                plain = _PLAIN if kind & _NO_VIEW_RESULTS and p >= results_end else _NOT_PLAIN
+            elif not kind & _NO_RESULTS_PLAIN:
+                plain = _NOT_PLAIN
+            elif count(b'"', line_start, line_end) == kind >> _QUOTES_SHIFT:
+                plain = _PLAIN_NO_STRING
+            else:
+                # A string besides the op's name: as `_plain_inert`, no terminator's word.
+                plain = _PLAIN if (find(b"yield", line_start, line_end) < 0
+                                   and find(b"return", line_start, line_end) < 0
+                                   and find(b"condition", line_start, line_end) < 0
+                                   ) else _NOT_PLAIN
             extends = next_final < line_end
-            if not plain or extends:
-                kept.append((key, line_start, line_end, extends, bool(plain)))
+            if extends or plain == _NOT_PLAIN:
+                kept.append((key, line_start, line_end, extends, plain))
         found.append(len(data) << 24)  # past the end: closes the last line's names
         made: list[_Binding] = []
         event_offsets, event_lines = self.event_offsets, self.event_lines
@@ -179,16 +193,21 @@ class UseSearch:
                 continue
             at = bisect_left(found, first_key)
             owner = owners[first_key & _NUMBER_MASK]
-            if found[at + 1] >> 24 >= line_end and type(owner) is int:
-                ids = frozenset((owner,))  # the common case: one name on the line
-            else:
-                ids = self._ids_on_line(found, at, line_end, owners)
-            if plain and not self._name_in_string(line_start, line_end):
+            # The common case: one name on the line, bound to one alloca.
+            single = found[at + 1] >> 24 >= line_end and type(owner) is int
+            if plain == _PLAIN_NO_STRING or (
+                    plain == _PLAIN and not self._name_in_string(line_start, line_end)):
                 # What `_use_line` does with a last use on a plain op that makes no view.
                 order = (line - first_body_line) - bisect_left(non_op_lines, line) + 1
                 region = transition_regions[bisect_right(transitions, first_use) - 1]
-                self._extend(ids, region, order, line)
+                if single:
+                    self._extend_one(owner, region, order, line)  # type: ignore[arg-type]
+                else:
+                    self._extend(self._ids_on_line(found, at, line_end, owners), region,
+                                 order, line)
             else:
+                ids = (frozenset((owner,)) if single  # type: ignore[arg-type]
+                       else self._ids_on_line(found, at, line_end, owners))
                 made.extend(self._use_line(line_start, line_end, line, first_use, ids,
                                            extends))
         return made
@@ -206,28 +225,6 @@ class UseSearch:
                 ids.update(owner)  # type: ignore[arg-type]
             at += 1
         return frozenset(ids)
-
-    def _op_classes(self) -> dict[bytes, int]:
-        classes = self.__dict__.get("_op_class_cache")
-        if classes is None:
-            classes = self.__dict__["_op_class_cache"] = {}
-        return classes  # type: ignore[no-any-return]
-
-    def _op_class(self, op: bytes) -> int:
-        """What a line's op, as `_HEAD` reads it (quotes kept), says of the line: with
-        results, whether they are never views; without, whether the line is a plain op
-        that passes no value out, when it holds no string but the op's name. Neither for
-        an allocation op (its line is the allocation's)."""
-        bare = op.strip(b'"')
-        kind = 0
-        if bare not in _ALLOCATION_OP_NAMES:
-            if bare in self.no_view_ops:
-                kind |= _NO_VIEW_RESULTS
-            if not any(word in bare for word in _TERMINATOR_WORDS):
-                kind |= _NO_RESULTS_PLAIN
-        kind |= op.count(b'"') << _QUOTES_SHIFT
-        self._op_classes()[op] = kind
-        return kind
 
     def _name_in_string(self, line_start: int, line_end: int) -> bool:
         """`_use_line`'s test of a value name inside a string on a plain op's line."""
@@ -315,20 +312,22 @@ class UseSearch:
     def _extend(self, ids: frozenset[int], region: Region, end: int, end_line: int) -> None:
         """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
         end (the outermost such loop), else to the end of the op that uses it."""
-        live_end, live_end_line = self.live_end, self.live_end_line
         for aid in ids:
-            depth = self.alloca_region[aid].depth
-            target_end, target_line = end, end_line
-            walk: Region | None = region
-            while walk is not None and walk.depth > depth:
-                owner = walk.owner
-                if owner is not None and owner.loop_like:
-                    target_end = owner.end_order
-                    target_line = self.frame_end_line[id(owner)]
-                walk = walk.parent
-            if live_end[aid] < target_end:
-                live_end[aid] = target_end
-                live_end_line[aid] = target_line
+            self._extend_one(aid, region, end, end_line)
+
+    def _extend_one(self, aid: int, region: Region, end: int, end_line: int) -> None:
+        depth = self.alloca_region[aid].depth
+        target_end, target_line = end, end_line
+        walk: Region | None = region
+        while walk is not None and walk.depth > depth:
+            owner = walk.owner
+            if owner is not None and owner.loop_like:
+                target_end = owner.end_order
+                target_line = self.frame_end_line[id(owner)]
+            walk = walk.parent
+        if self.live_end[aid] < target_end:
+            self.live_end[aid] = target_end
+            self.live_end_line[aid] = target_line
 
     def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
         return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
@@ -393,3 +392,32 @@ _TERMINATOR_WORDS = (b"yield", b"return", b"condition")
 _NO_VIEW_RESULTS = 1
 _NO_RESULTS_PLAIN = 2
 _QUOTES_SHIFT = 2
+# What the first pass found of a line: not shown plain; plain, with no string but the
+# op's name; plain (a string may hold a value name: `_use_line` declines that).
+_NOT_PLAIN, _PLAIN_NO_STRING, _PLAIN = 0, 1, 2
+
+
+_OP_CLASSES: dict[frozenset[bytes], dict[bytes, int]] = {}
+
+
+def _op_classes(no_view_ops: frozenset[bytes]) -> dict[bytes, int]:
+    """`_op_class` of each op name seen, for these settings."""
+    classes = _OP_CLASSES.get(no_view_ops)
+    if classes is None or len(classes) >= _FINDERS_KEPT:
+        classes = _OP_CLASSES[no_view_ops] = {}
+    return classes
+
+
+def _op_class(op: bytes, no_view_ops: frozenset[bytes]) -> int:
+    """What a line's op, as `_HEAD` reads it (quotes kept), says of the line: with
+    results, whether they are never views; without, whether the line is a plain op that
+    passes no value out. Neither for an allocation op (its line is the allocation's).
+    Above them, the quotes of the op's name: a line holding no others has no string."""
+    bare = op.strip(b'"')
+    kind = 0
+    if bare not in _ALLOCATION_OP_NAMES:
+        if bare in no_view_ops:
+            kind |= _NO_VIEW_RESULTS
+        if not any(word in bare for word in _TERMINATOR_WORDS):
+            kind |= _NO_RESULTS_PLAIN
+    return kind | op.count(b'"') << _QUOTES_SHIFT
