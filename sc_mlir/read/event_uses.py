@@ -137,10 +137,10 @@ class UseSearch:
         finals = sorted(set(last.values()))
         finals.append(len(data))  # past the end: no line holds it
         # First pass, a few C calls a line: the lines `_plain_inert` would pass over that
-        # one match of the line and its op's class show to be such are passed over; the
-        # others are kept, in text order, for the second pass.
-        line_head = _LINE_HEAD.match
-        op_class = _op_classes(self.no_view_ops)
+        # the class of the text before their first use (`_prefix_class`, read once per
+        # distinct text) shows to be such are passed over; the others are kept, in text
+        # order, for the second pass.
+        prefix_class = _prefix_classes(self.no_view_ops)
         rfind, index, count, find = data.rfind, data.index, data.count, data.find
         final_at = 0
         next_final = finals[0]
@@ -151,25 +151,19 @@ class UseSearch:
             if p < line_end:
                 continue
             line_start = rfind(b"\n", 0, p) + 1
+            line_end = index(b"\n", p)
             while next_final < line_start:
                 final_at += 1
                 next_final = finals[final_at]
-            head = line_head(data, line_start)
-            if head is None:
-                line_end = index(b"\n", p)
-                kept.append((key, line_start, line_end, next_final < line_end, _NOT_PLAIN))
-                continue
-            line_end = head.end() - 1
-            op = head[2]
-            kind = op_class.get(op)
+            prefix = data[line_start:p]
+            kind = prefix_class.get(prefix)
             if kind is None:
-                kind = op_class[op] = _op_class(op, self.no_view_ops)
-            results_end = head.end(1)
-            if results_end >= 0:
-                plain = _PLAIN if kind & _NO_VIEW_RESULTS and p >= results_end else _NOT_PLAIN
-            elif not kind & _NO_RESULTS_PLAIN:
-                plain = _NOT_PLAIN
-            elif count(b'"', line_start, line_end) == kind >> _QUOTES_SHIFT:
+                kind = prefix_class[prefix] = _prefix_class(prefix, self.no_view_ops)
+            if kind == _NOT_PLAIN_OP or data[line_end - 1] == _OPEN_BRACE:
+                plain = _NOT_PLAIN  # (a line that opens a region is its op's)
+            elif kind == _PLAIN_RESULTS:
+                plain = _PLAIN
+            elif count(b'"', p, line_end) == kind:
                 plain = _PLAIN_NO_STRING
             else:
                 # A string besides the op's name: as `_plain_inert`, no terminator's word.
@@ -383,41 +377,49 @@ def _uses_of(name: str) -> Callable[[bytes, int, int], Iterator[re.Match[bytes]]
             re.escape(name.encode()) + rb"(?![\w$.\-])").finditer
     return finder
 
-# A line that starts with an op, as `_HEAD` reads it (group 1 its results, group 2 its
-# name), and does not open a region; its end is found by `.`, the fast repeat.
-_LINE_HEAD = re.compile(
-    rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+).*+(?<!\{)\n")
+# `_HEAD`, possessive: the head of a line's text before its first use.
+_PREFIX_HEAD = re.compile(
+    rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+)")
+_OPEN_BRACE = ord("{")
 _TERMINATOR_WORDS = (b"yield", b"return", b"condition")
-# `_op_class` bits, and the quotes of the op's name above them.
-_NO_VIEW_RESULTS = 1
-_NO_RESULTS_PLAIN = 2
-_QUOTES_SHIFT = 2
 # What the first pass found of a line: not shown plain; plain, with no string but the
 # op's name; plain (a string may hold a value name: `_use_line` declines that).
 _NOT_PLAIN, _PLAIN_NO_STRING, _PLAIN = 0, 1, 2
 
 
-_OP_CLASSES: dict[frozenset[bytes], dict[bytes, int]] = {}
+# `_prefix_class`: not a plain op's line; a plain op's with results that are never
+# views; a plain op's without results, a string before the use; else (0 or more) a plain
+# op's without results, with the quotes the rest of the line holds when its only string
+# is the op's name.
+_NOT_PLAIN_OP, _PLAIN_RESULTS, _PLAIN_STRING_BEFORE_USE = -3, -2, -1
+_PREFIX_CLASSES: dict[frozenset[bytes], dict[bytes, int]] = {}
 
 
-def _op_classes(no_view_ops: frozenset[bytes]) -> dict[bytes, int]:
-    """`_op_class` of each op name seen, for these settings."""
-    classes = _OP_CLASSES.get(no_view_ops)
+def _prefix_classes(no_view_ops: frozenset[bytes]) -> dict[bytes, int]:
+    """`_prefix_class` of each text seen, for these settings."""
+    classes = _PREFIX_CLASSES.get(no_view_ops)
     if classes is None or len(classes) >= _FINDERS_KEPT:
-        classes = _OP_CLASSES[no_view_ops] = {}
+        classes = _PREFIX_CLASSES[no_view_ops] = {}
     return classes
 
 
-def _op_class(op: bytes, no_view_ops: frozenset[bytes]) -> int:
-    """What a line's op, as `_HEAD` reads it (quotes kept), says of the line: with
-    results, whether they are never views; without, whether the line is a plain op that
-    passes no value out. Neither for an allocation op (its line is the allocation's).
-    Above them, the quotes of the op's name: a line holding no others has no string."""
+def _prefix_class(prefix: bytes, no_view_ops: frozenset[bytes]) -> int:
+    """What the text of a line before its first tracked use says of the line, when it does
+    not open a region. A plain op's head lies whole in that text, with the op's name and
+    results `_HEAD` reads from the whole line (the name ends where a use begins), unless
+    a use is among the results: then no head matches it. Lines of other kinds (a region's
+    end, a label, a comment) do not start with an op's name; an allocation's has no
+    class."""
+    head = _PREFIX_HEAD.match(prefix)
+    if head is None:
+        return _NOT_PLAIN_OP
+    op = head[2]
     bare = op.strip(b'"')
-    kind = 0
-    if bare not in _ALLOCATION_OP_NAMES:
-        if bare in no_view_ops:
-            kind |= _NO_VIEW_RESULTS
-        if not any(word in bare for word in _TERMINATOR_WORDS):
-            kind |= _NO_RESULTS_PLAIN
-    return kind | op.count(b'"') << _QUOTES_SHIFT
+    if bare in _ALLOCATION_OP_NAMES:
+        return _NOT_PLAIN_OP
+    if head[1] is not None:
+        return _PLAIN_RESULTS if bare in no_view_ops else _NOT_PLAIN_OP
+    if any(word in bare for word in _TERMINATOR_WORDS):
+        return _NOT_PLAIN_OP  # it may pass values out
+    rest_quotes = op.count(b'"') - prefix.count(b'"')
+    return rest_quotes if rest_quotes >= 0 else _PLAIN_STRING_BEFORE_USE
