@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 
+from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
 from sc_mlir.read.lexicon import (
     _HEAD,
@@ -21,6 +23,10 @@ from sc_mlir.read.scan import Scanner
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
 _HEAD_BYTES = re.compile(_HEAD.pattern.encode())
+# `_HEAD`'s results and bare op name.
+_RESULTS = rb"%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*"
+_BARE_OP = re.compile(rb"[A-Za-z_][\w$.]*")
+_ALLOCATION_OP_NAMES = frozenset(op.encode() for op in ALLOCATION_OPS)
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 
 
@@ -79,95 +85,164 @@ class UseSearch:
     def _liveness(self) -> None:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
-        entries: list[_Binding] = []
+        bindings = _Round()
+        names, owners = bindings.names.append, bindings.owners.append
+        starts, ends = bindings.starts.append, bindings.ends.append
         for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
                                                self.alloca_line_end, strict=True):
             for name in alloca.results:
-                entries.append(_Binding(name, frozenset((alloca.index,)), scope_start,
-                                        region.end, alloca.line))
-        while entries:
-            entries = self._search(entries)
+                names(name)
+                owners(alloca.index)
+                starts(scope_start)
+                ends(region.end)
+        while bindings.names:
+            made = self._search(bindings)
+            bindings = _Round()
+            for binding in made:
+                bindings.add(binding.name, binding.ids, binding.scope_start, binding.scope_end)
 
-    def _search(self, entries: list[_Binding]) -> list[_Binding]:
-        """Uses of these bindings, each found by `bytes.find` over the text where it is in
-        scope; returns the bindings they make (views, yields)."""
+    def _search(self, bindings: _Round) -> list[_Binding]:
+        """Uses of these bindings, each name found by one regex over the text where it is
+        in scope; returns the bindings they make (views, yields)."""
         data = self.data
-        find = data.find
-        name_bytes = _NAME_BYTES
-        # Each use one int, offset << 24 | the binding's index: ints sort fast.
-        if len(entries) >= 1 << 24:
+        names, owners = bindings.names, bindings.owners
+        starts, ends = bindings.starts, bindings.ends
+        # Each use one int, offset << 24 | the binding's number: ints sort fast.
+        if len(names) >= 1 << 24:
             raise Unvouched("more names than this reader counts")
         found: list[int] = []
         # A later use never ends earlier (it is in the same op, or in a loop that ends
         # later): only each alloca's last occurrence can move its last use. The others
         # are still read, for the views and yields they make and to vouch for them.
         last: dict[int, int] = {}
-        for number, entry in enumerate(entries):
-            name = entry.name.encode()
-            size = len(name)
-            end = entry.scope_end
-            p = find(name, entry.scope_start, end)
-            final = -1
-            while p >= 0:
-                after = p + size
-                if data[after] not in name_bytes:
-                    found.append(p << 24 | number)
-                    final = p
-                p = find(name, after, end)
-            if final >= 0:
-                for aid in entry.ids:
-                    if last.get(aid, -1) < final:
-                        last[aid] = final
+        for number, name in enumerate(names):
+            # A scope ends where a line starts: the name-end guard, which sees no further
+            # than the scope's end, never misses a name character there.
+            hits = [m.start() << 24 | number
+                    for m in _uses_of(name)(data, starts[number], ends[number])]
+            if hits:
+                found += hits
+                final = hits[-1] >> 24
+                owner = owners[number]
+                if type(owner) is int:
+                    if last.get(owner, -1) < final:
+                        last[owner] = final
+                else:
+                    for aid in owner:  # type: ignore[union-attr]
+                        if last.get(aid, -1) < final:
+                            last[aid] = final
+        if not found:
+            return []
         found.sort()
-        finals = set(last.values())
-        made: list[_Binding] = []
-        line_start = line_end = -1
-        line_ids: frozenset[int] = frozenset()
-        line_offset = 0
-        extends = False
-        rfind, index, count = data.rfind, data.index, data.count
-        line = counted_to = 0
-        mask = (1 << 24) - 1
-        found.append(len(data) << 24)  # past the end: closes the last line's group
-        line_kind, no_view_ops, head_match = self.line_kind, self.no_view_ops, _HEAD_BYTES.match
+        finals = sorted(set(last.values()))
+        finals.append(len(data))  # past the end: no line holds it
+        # First pass, a few C calls a line: the lines `_plain_inert` would pass over that
+        # the class of the text before their first use (`_prefix_class`, read once per
+        # distinct text) shows to be such are passed over; the others are kept, in text
+        # order, for the second pass.
+        prefix_class = _prefix_classes(self.no_view_ops)
+        rfind, index, count, find = data.rfind, data.index, data.count, data.find
+        final_at = 0
+        next_final = finals[0]
+        line_end = -1
+        kept: list[tuple[int, int, int, bool, int]] = []
         for key in found:
             p = key >> 24
             if p < line_end:
-                line_ids = line_ids | entries[key & mask].ids
-                extends = extends or p in finals
                 continue
-            if line_start >= 0:
-                # Most lines only use these values: a plain op with no results, or whose
-                # results are never views, and no last use here. Those are passed over
-                # here (a name in a string there changes nothing either); `_use_line`
-                # reads the others.
-                inert = False
-                if not extends and line not in line_kind:
-                    raw = data[line_start:line_end]
-                    if raw.lstrip()[:1] == b"%":
-                        head = head_match(raw)
-                        inert = (head is not None and bool(head.group(1))
-                                 and line_offset - line_start >= head.end(1)
-                                 and head.group(2).strip(b'"') in no_view_ops)
-                    else:
-                        inert = (b"yield" not in raw and b"return" not in raw
-                                 and b"condition" not in raw)
-                if not inert:
-                    made.extend(self._use_line(line_start, line_end, line, line_offset,
-                                               line_ids, extends))
-            if p >= len(data):
-                break
             line_start = rfind(b"\n", 0, p) + 1
             line_end = index(b"\n", p)
-            if counted_to:
-                line += count(b"\n", counted_to, line_start)
+            while next_final < line_start:
+                final_at += 1
+                next_final = finals[final_at]
+            prefix = data[line_start:p]
+            kind = prefix_class.get(prefix)
+            if kind is None:
+                kind = prefix_class[prefix] = _prefix_class(prefix, self.no_view_ops)
+            if kind == _NOT_PLAIN_OP or data[line_end - 1] == _OPEN_BRACE:
+                plain = _NOT_PLAIN  # (a line that opens a region is its op's)
+            elif kind == _PLAIN_RESULTS:
+                plain = _PLAIN
+            elif count(b'"', p, line_end) == kind:
+                plain = _PLAIN_NO_STRING
             else:
-                line = self._line_of(line_start)
-            counted_to = line_start
-            line_ids = entries[key & mask].ids
-            line_offset = p
-            extends = p in finals
+                # A string besides the op's name: as `_plain_inert`, no terminator's word.
+                plain = _PLAIN if (find(b"yield", line_start, line_end) < 0
+                                   and find(b"return", line_start, line_end) < 0
+                                   and find(b"condition", line_start, line_end) < 0
+                                   ) else _NOT_PLAIN
+            extends = next_final < line_end
+            if extends or plain == _NOT_PLAIN:
+                kept.append((key, line_start, line_end, extends, plain))
+        found.append(len(data) << 24)  # past the end: closes the last line's names
+        made: list[_Binding] = []
+        event_offsets, event_lines = self.event_offsets, self.event_lines
+        non_op_lines, first_body_line = self.non_op_lines, self.first_body_line
+        transitions, transition_regions = self.transitions, self.transition_regions
+        for first_key, line_start, line_end, extends, plain in kept:
+            event = bisect_right(event_offsets, line_start) - 1
+            line = event_lines[event] + count(b"\n", event_offsets[event], line_start)
+            first_use = first_key >> 24
+            if not extends and self._plain_inert(line, line_start, line_end, first_use):
+                continue
+            at = bisect_left(found, first_key)
+            owner = owners[first_key & _NUMBER_MASK]
+            # The common case: one name on the line, bound to one alloca.
+            single = found[at + 1] >> 24 >= line_end and type(owner) is int
+            if plain == _PLAIN_NO_STRING or (
+                    plain == _PLAIN and not self._name_in_string(line_start, line_end)):
+                # What `_use_line` does with a last use on a plain op that makes no view.
+                order = (line - first_body_line) - bisect_left(non_op_lines, line) + 1
+                region = transition_regions[bisect_right(transitions, first_use) - 1]
+                if single:
+                    self._extend_one(owner, region, order, line)  # type: ignore[arg-type]
+                else:
+                    self._extend(self._ids_on_line(found, at, line_end, owners), region,
+                                 order, line)
+            else:
+                ids = (frozenset((owner,)) if single  # type: ignore[arg-type]
+                       else self._ids_on_line(found, at, line_end, owners))
+                made.extend(self._use_line(line_start, line_end, line, first_use, ids,
+                                           extends))
         return made
+
+    @staticmethod
+    def _ids_on_line(found: list[int], at: int, line_end: int,
+                     owners: list[int | frozenset[int]]) -> frozenset[int]:
+        """The allocas bound to the names used from found[at] to the line's end."""
+        ids: set[int] = set()
+        while found[at] >> 24 < line_end:
+            owner = owners[found[at] & _NUMBER_MASK]
+            if type(owner) is int:
+                ids.add(owner)
+            else:
+                ids.update(owner)  # type: ignore[arg-type]
+            at += 1
+        return frozenset(ids)
+
+    def _name_in_string(self, line_start: int, line_end: int) -> bool:
+        """`_use_line`'s test of a value name inside a string on a plain op's line."""
+        data = self.data
+        quotes = data.count(b'"', line_start, line_end)
+        if not quotes:
+            return False
+        raw = data[line_start:line_end]
+        return (quotes > 2 or raw.lstrip()[:1] != b'"') and (
+            b"%" in b"".join(raw.split(b'"')[1::2]))
+
+    def _plain_inert(self, line: int, line_start: int, line_end: int, first_use: int) -> bool:
+        """Whether a line only uses these values: a plain op with no results, or whose
+        results are never views, not a line of another kind. (A name in a string there
+        changes nothing either.)"""
+        if line in self.line_kind:
+            return False
+        raw = self.data[line_start:line_end]
+        if raw.lstrip()[:1] == b"%":
+            head = _HEAD_BYTES.match(raw)
+            return (head is not None and bool(head.group(1))
+                    and first_use - line_start >= head.end(1)
+                    and head.group(2).strip(b'"') in self.no_view_ops)
+        return b"yield" not in raw and b"return" not in raw and b"condition" not in raw
 
     def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
                   ids: frozenset[int], extends: bool) -> list[_Binding]:
@@ -231,20 +306,22 @@ class UseSearch:
     def _extend(self, ids: frozenset[int], region: Region, end: int, end_line: int) -> None:
         """`Scanner._use`: a use inside a loop below the value's region lasts to the loop's
         end (the outermost such loop), else to the end of the op that uses it."""
-        live_end, live_end_line = self.live_end, self.live_end_line
         for aid in ids:
-            depth = self.alloca_region[aid].depth
-            target_end, target_line = end, end_line
-            walk: Region | None = region
-            while walk is not None and walk.depth > depth:
-                owner = walk.owner
-                if owner is not None and owner.loop_like:
-                    target_end = owner.end_order
-                    target_line = self.frame_end_line[id(owner)]
-                walk = walk.parent
-            if live_end[aid] < target_end:
-                live_end[aid] = target_end
-                live_end_line[aid] = target_line
+            self._extend_one(aid, region, end, end_line)
+
+    def _extend_one(self, aid: int, region: Region, end: int, end_line: int) -> None:
+        depth = self.alloca_region[aid].depth
+        target_end, target_line = end, end_line
+        walk: Region | None = region
+        while walk is not None and walk.depth > depth:
+            owner = walk.owner
+            if owner is not None and owner.loop_like:
+                target_end = owner.end_order
+                target_line = self.frame_end_line[id(owner)]
+            walk = walk.parent
+        if self.live_end[aid] < target_end:
+            self.live_end[aid] = target_end
+            self.live_end_line[aid] = target_line
 
     def _makes_view(self, name: str, operands_and_types: str, generic: bool) -> bool:
         return Scanner._makes_view(self, name, operands_and_types, generic)  # type: ignore[arg-type]
@@ -262,3 +339,87 @@ class _Binding:
         self.scope_start = scope_start
         self.scope_end = scope_end
         self.def_line = def_line
+
+
+class _Round:
+    """One round's names, as columns: the name, the alloca it is bound to (an int, or the
+    allocas a view or yield of several is bound to), and the text where it is in scope."""
+
+    __slots__ = ("ends", "names", "owners", "starts")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.owners: list[int | frozenset[int]] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, name: str, owner: int | frozenset[int], scope_start: int,
+            scope_end: int) -> None:
+        self.names.append(name)
+        self.owners.append(owner)
+        self.starts.append(scope_start)
+        self.ends.append(scope_end)
+
+
+_NUMBER_MASK = (1 << 24) - 1
+_FINDERS: dict[str, Callable[[bytes, int, int], Iterator[re.Match[bytes]]]] = {}
+_FINDERS_KEPT = 1 << 16
+
+
+def _uses_of(name: str) -> Callable[[bytes, int, int], Iterator[re.Match[bytes]]]:
+    """The occurrences of a value name (not the start of a longer one), compiled once per
+    distinct name: dumps reuse the same few names in every func."""
+    finder = _FINDERS.get(name)
+    if finder is None:
+        if len(_FINDERS) >= _FINDERS_KEPT:
+            _FINDERS.clear()
+        finder = _FINDERS[name] = re.compile(
+            re.escape(name.encode()) + rb"(?![\w$.\-])").finditer
+    return finder
+
+# `_HEAD`, possessive: the head of a line's text before its first use.
+_PREFIX_HEAD = re.compile(
+    rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+)")
+_OPEN_BRACE = ord("{")
+_TERMINATOR_WORDS = (b"yield", b"return", b"condition")
+# What the first pass found of a line: not shown plain; plain, with no string but the
+# op's name; plain (a string may hold a value name: `_use_line` declines that).
+_NOT_PLAIN, _PLAIN_NO_STRING, _PLAIN = 0, 1, 2
+
+
+# `_prefix_class`: not a plain op's line; a plain op's with results that are never
+# views; a plain op's without results, a string before the use; else (0 or more) a plain
+# op's without results, with the quotes the rest of the line holds when its only string
+# is the op's name.
+_NOT_PLAIN_OP, _PLAIN_RESULTS, _PLAIN_STRING_BEFORE_USE = -3, -2, -1
+_PREFIX_CLASSES: dict[frozenset[bytes], dict[bytes, int]] = {}
+
+
+def _prefix_classes(no_view_ops: frozenset[bytes]) -> dict[bytes, int]:
+    """`_prefix_class` of each text seen, for these settings."""
+    classes = _PREFIX_CLASSES.get(no_view_ops)
+    if classes is None or len(classes) >= _FINDERS_KEPT:
+        classes = _PREFIX_CLASSES[no_view_ops] = {}
+    return classes
+
+
+def _prefix_class(prefix: bytes, no_view_ops: frozenset[bytes]) -> int:
+    """What the text of a line before its first tracked use says of the line, when it does
+    not open a region. A plain op's head lies whole in that text, with the op's name and
+    results `_HEAD` reads from the whole line (the name ends where a use begins), unless
+    a use is among the results: then no head matches it. Lines of other kinds (a region's
+    end, a label, a comment) do not start with an op's name; an allocation's has no
+    class."""
+    head = _PREFIX_HEAD.match(prefix)
+    if head is None:
+        return _NOT_PLAIN_OP
+    op = head[2]
+    bare = op.strip(b'"')
+    if bare in _ALLOCATION_OP_NAMES:
+        return _NOT_PLAIN_OP
+    if head[1] is not None:
+        return _PLAIN_RESULTS if bare in no_view_ops else _NOT_PLAIN_OP
+    if any(word in bare for word in _TERMINATOR_WORDS):
+        return _NOT_PLAIN_OP  # it may pass values out
+    rest_quotes = op.count(b'"') - prefix.count(b'"')
+    return rest_quotes if rest_quotes >= 0 else _PLAIN_STRING_BEFORE_USE
