@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -285,10 +284,23 @@ _order = attrgetter("order")
 
 def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
     """The reports of these records' groups, in the order the groups first appear."""
-    groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
+    groups: dict[tuple[str, int, str, str, str], list[Allocation]] = {}
+    # The allocas of a region share their placement and those of a type their space, which
+    # decide the group with the file and chunk: its key is made once per such pair (the
+    # records hold the objects whose ids are used, so no id is reused meanwhile).
+    group_of: dict[tuple[str, int, int, int], list[Allocation]] = {}
     for record in records:
-        if record.kind != HEAP:  # not on the scoped stack (a note says so)
-            groups[group_key(record)].append(record)
+        if record.kind == HEAP:  # not on the scoped stack (a note says so)
+            continue
+        shared = (record.file, record.chunk, id(record.placement), id(record.space))
+        group = group_of.get(shared)
+        if group is None:
+            key = group_key(record)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = []
+            group_of[shared] = group
+        group.append(record)
     with paused_gc():
         return [analyze_space(sorted(group, key=_order), bounds) for group in groups.values()]
 
