@@ -105,7 +105,7 @@ def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
     """What `analyze` needs of one file, made where the file is read."""
     reports = reports_of_file(bounds, records)
     return Analysed(reports, [space_object(r, group_by) for r in reports] if as_json else [],
-                    distinct_facets(records))
+                    facets_of(records))
 
 
 # What the output is made of for one report, where its file is read: its JSON text (text
@@ -140,14 +140,7 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
     elif group_by is not None:
         made = [shown_roll_up(r, group_by) for r in reports]
     return Outlined([ReportOutline.of(r, keep_crossing=output is Format.table)
-                     for r in reports], made, distinct_facets(records))
-
-
-def distinct_facets(records: list[Allocation]) -> set[Facet]:
-    """`facets_of(records)`, from one record per (placement, space) pair: a facet is read
-    from those two objects, which the records of a region (and a type) share."""
-    one_each = {(id(r.placement), id(r.space)): r for r in records}
-    return facets_of(list(one_each.values()))
+                     for r in reports], made, facets_of(records))
 
 
 def output_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,
