@@ -285,14 +285,16 @@ _order = attrgetter("order")
 def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
     """The reports of these records' groups, in the order the groups first appear."""
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = {}
-    # The allocas of a region share their placement and those of a type their space, which
-    # decide the group with the file and chunk: its key is made once per such pair (the
-    # records hold the objects whose ids are used, so no id is reused meanwhile).
-    group_of: dict[tuple[str, int, int, int], list[Allocation]] = {}
+    # A group's key is made once per (file, chunk, module, func, space object), read from
+    # the placement without its properties: the allocas of a type share the space object
+    # (the records hold the objects whose ids are used, so no id is reused meanwhile).
+    group_of: dict[tuple[str, int, str, str, int], list[Allocation]] = {}
     for record in records:
         if record.kind == HEAP:  # not on the scoped stack (a note says so)
             continue
-        shared = (record.file, record.chunk, id(record.placement), id(record.space))
+        placement = record.placement
+        shared = (record.file, record.chunk, placement.module, placement.func,
+                  id(record.space))
         group = group_of.get(shared)
         if group is None:
             key = group_key(record)
