@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -285,10 +284,25 @@ _order = attrgetter("order")
 
 def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
     """The reports of these records' groups, in the order the groups first appear."""
-    groups: dict[tuple[str, int, str, str, str], list[Allocation]] = defaultdict(list)
+    groups: dict[tuple[str, int, str, str, str], list[Allocation]] = {}
+    # A group's key is made once per (file, chunk, module, func, space object), read from
+    # the placement without its properties: the allocas of a type share the space object
+    # (the records hold the objects whose ids are used, so no id is reused meanwhile).
+    group_of: dict[tuple[str, int, str, str, int], list[Allocation]] = {}
     for record in records:
-        if record.kind != HEAP:  # not on the scoped stack (a note says so)
-            groups[group_key(record)].append(record)
+        if record.kind == HEAP:  # not on the scoped stack (a note says so)
+            continue
+        placement = record.placement
+        shared = (record.file, record.chunk, placement.module, placement.func,
+                  id(record.space))
+        group = group_of.get(shared)
+        if group is None:
+            key = group_key(record)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = []
+            group_of[shared] = group
+        group.append(record)
     with paused_gc():
         return [analyze_space(sorted(group, key=_order), bounds) for group in groups.values()]
 

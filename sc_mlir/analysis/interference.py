@@ -53,7 +53,10 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
     """Offsets (in the input's order) and the peak of the greedy largest-first packing."""
     count = len(intervals)
     offsets = [0] * count
-    by_size = sorted(range(count), key=lambda i: (-intervals[i][2], intervals[i][0], i))
+    if count == 1:  # alone: at offset 0, whatever its alignment
+        return offsets, max(intervals[0][2], 0)
+    by_size = [i for _size, _start, i in
+               sorted([(-size, start, i) for i, (start, _end, size) in enumerate(intervals)])]
     # The buffers already placed that a buffer interferes with: in a small set, found by
     # testing each placed one (cheaper than building the graph); in a large one, from the
     # sweep's edge list. Either way the same set, sorted by offset below.
@@ -64,30 +67,39 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
             neighbours[i].append(j)
             neighbours[j].append(i)
     is_placed = [False] * count
-    placed: list[tuple[int, int, int]] = []  # start, end, index
+    placed: list[tuple[int, int, int, int]] = []  # start, end, offset, offset + size
     peak = 0
     for i in by_size:
         start, end, size = intervals[i]
         alignment = align_words[i]
         if neighbours is None:
-            near = [j for s, e, j in placed if s <= end and start <= e]
+            taken = [(lo, hi) for s, e, lo, hi in placed if s <= end and start <= e]
         else:
-            near = [j for j in neighbours[i] if is_placed[j]]
+            taken = [(offsets[j], offsets[j] + intervals[j][2])
+                     for j in neighbours[i] if is_placed[j]]
         candidate = 0
-        if near:
-            taken = sorted([(offsets[j], offsets[j] + intervals[j][2]) for j in near])
-            for lo, hi in taken:
+        if taken:
+            taken.sort()
+            if alignment <= 1:  # as below, with nothing to align
+                for lo, hi in taken:
+                    if candidate + size <= lo:
+                        break
+                    if hi > candidate:
+                        candidate = hi
+            else:
+                for lo, hi in taken:
+                    candidate = align_up(candidate, alignment)
+                    if candidate + size <= lo:
+                        break
+                    if hi > candidate:
+                        candidate = hi
                 candidate = align_up(candidate, alignment)
-                if candidate + size <= lo:
-                    break
-                if hi > candidate:
-                    candidate = hi
-        candidate = align_up(candidate, alignment)
         offsets[i] = candidate
         is_placed[i] = True
-        placed.append((start, end, i))
-        if candidate + size > peak:
-            peak = candidate + size
+        top = candidate + size
+        placed.append((start, end, candidate, top))
+        if top > peak:
+            peak = top
     return offsets, peak
 
 

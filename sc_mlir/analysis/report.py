@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 from typing import NamedTuple
 
 from sc_mlir.analysis.interference import pack
@@ -203,17 +205,22 @@ class SpaceReport:
         return self if self.crossing is not None else None
 
     def count_of(self, kind: str) -> int:
-        return sum(1 for a in self.allocas if a.record.kind == kind)
+        # Over the entries in C (map, list.count): a report may hold thousands.
+        return list(map(_record_kind, self.allocas)).count(kind)
 
     @property
     def live_at_peak(self) -> tuple[PlacedAlloca, ...]:
-        return tuple(a for a in self.allocas if a.live_at_peak)
+        return tuple(compress(self.allocas, map(_is_live_at_peak, self.allocas)))
 
     @property
     def severity(self) -> tuple[int, float]:
         percent = self.percent_of_bound
         return (SEVERITY[self.verdict],
                 -(percent if percent is not None else float(self.stack_peak_words)))
+
+
+_record_kind = attrgetter("record.kind")
+_is_live_at_peak = attrgetter("live_at_peak")
 
 
 def align_words_of(record: Allocation, default_bytes: int) -> int:
@@ -228,37 +235,51 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     bound, bound_source = bounds.bound_for(first.space_id, first.space_name)
     align_bytes, align_source = bounds.align_for(first.space_id, first.space_name)
     # Columns read once per record (a dump has one record per alloca and a few per space):
-    # the stack, liveness and packing below then index lists, never a record's properties.
-    aligns = [align_words_of(r, align_bytes) for r in records]
+    # the stack, liveness and packing below then index lists, never a record's properties
+    # (what `align_words_of` and `Allocation.scope_end`/`scope_start` say, read inline).
+    default_align = max(1, -(-align_bytes // WORD_BYTES))
+    aligns: list[int] = []
     orders: list[int] = []
     scope_starts: list[int] = []
     scope_ends: list[int] = []
     sizes: list[int] = []
-    intervals: list[tuple[int, int, int]] = []  # live range (inclusive) and words
+    live_ends: list[int] = []  # inclusive
+    unsized: list[Allocation] = []
     for r in records:
-        order, scope_end, size, live_end = r.order, r.scope_end, r.words or 0, r.live_end
+        placement = r.placement
+        order, live_end, words, alignment = r.order, r.live_end, r.words, r.alignment
+        scope_end = placement.scope_end
+        if scope_end < 0:
+            scope_end = live_end
+        if words is None:
+            unsized.append(r)
+            words = 0
         # Live from the op to its last use, but never past its scope's end (nor before
         # the op: a use list may be empty).
         end = live_end if live_end < scope_end else scope_end
+        aligns.append(default_align if not alignment or alignment <= 0
+                      else max(1, -(-alignment // WORD_BYTES)))
         orders.append(order)
-        scope_starts.append(r.scope_start)
+        scope_starts.append(placement.scope_start)
         scope_ends.append(scope_end)
-        sizes.append(size)
-        intervals.append((order, end if end > order else order, size))
+        sizes.append(words)
+        live_ends.append(end if end > order else order)
+    intervals = list(zip(orders, live_ends, sizes, strict=True))  # live range, words
     stack = stack_of(orders, scope_starts, scope_ends, sizes, aligns, bound)
     peak = liveness_peak(intervals)
     packed_offsets, packed_peak = pack(intervals, aligns)
 
     crossing_index = stack.crossing_index
-    on_stack = set(stack.crossing_stack)
-    live_at_peak = set(peak.live)
-    placed = tuple([
-        PlacedAlloca(r, offset, upper, padding, interval[0], interval[1], packed_offset,
-                     i in on_stack, i in live_at_peak)
-        for i, (r, offset, upper, padding, interval, packed_offset) in enumerate(
-            zip(records, stack.offsets, stack.upper_bounds, stack.paddings, intervals,
-                packed_offsets, strict=True))
-    ])
+    count = len(records)
+    on_stack = [False] * count
+    for i in stack.crossing_stack:
+        on_stack[i] = True
+    live_at_peak = [False] * count
+    for i in peak.live:
+        live_at_peak[i] = True
+    placed = tuple(map(PlacedAlloca, records, stack.offsets, stack.upper_bounds,
+                       stack.paddings, orders, live_ends, packed_offsets, on_stack,
+                       live_at_peak))
 
     crossing = None
     if crossing_index is not None and bound is not None:
@@ -273,19 +294,27 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
         verdict = ALLOCATOR_LIMITED
     else:
         verdict = OVERFLOW
-    peak_stack = stack.peak_stack
-    return SpaceReport(
-        file=first.file, chunk=first.chunk, module=first.module, func=first.func,
-        dump_header=first.dump_header, memory_space=first.memory_space,
-        space_id=first.space_id, space_name=first.space_name,
-        bound_words=bound, bound_source=bound_source,
-        align_bytes=align_bytes, align_source=align_source,
-        allocas=placed, unsized=tuple(r for r in records if r.words is None),
-        stack_peak_words=stack.peak_words, stack_peak_index=stack.peak_index,
-        peak_stack=peak_stack,
-        liveness_peak_words=peak.words, liveness_peak_point=peak.point,
-        packed_peak_words=packed_peak, verdict=verdict, crossing=crossing,
-    )
+    placement, space = first.placement, first.space
+    return _space_report({
+        "file": first.file, "chunk": first.chunk, "module": placement.module,
+        "func": placement.func, "dump_header": placement.dump_header,
+        "memory_space": space.memory_space, "space_id": space.space_id,
+        "space_name": space.space_name, "bound_words": bound, "bound_source": bound_source,
+        "align_bytes": align_bytes, "align_source": align_source, "allocas": placed,
+        "unsized": tuple(unsized), "stack_peak_words": stack.peak_words,
+        "stack_peak_index": stack.peak_index, "peak_stack": stack.peak_stack,
+        "liveness_peak_words": peak.words, "liveness_peak_point": peak.point,
+        "packed_peak_words": packed_peak, "verdict": verdict, "crossing": crossing,
+    })
+
+
+def _space_report(fields: dict[str, object]) -> SpaceReport:
+    """`SpaceReport(**fields)` (every field, in their order) without the frozen __init__'s
+    object.__setattr__ per field: the same object (the class has no __post_init__ and
+    keeps its fields in __dict__), made for every (func, space) of a dump."""
+    report = object.__new__(SpaceReport)
+    report.__dict__.update(fields)
+    return report
 
 
 def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple[int, ...],

@@ -18,6 +18,7 @@ compiler compares with the bound.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -89,27 +90,35 @@ def stack_of(orders: Sequence[int], scope_starts: Sequence[int], scope_ends: Seq
     crossing_index: int | None = None
     crossing_stack: tuple[int, ...] = ()
     members: list[int] = []  # of the top frame
+    # The top frame's scope start and end, kept apart from `frames` (read for every item).
+    top_start = top_end = 0
+    limit = bound if bound is not None else math.inf
     for index, order in enumerate(orders):
-        if frames and frames[-1][1] < order:
+        if frames and top_end < order:
             while frames and frames[-1][1] < order:
                 _start, _end, top, popped = frames.pop()
                 for member in popped:
                     popped_at[member] = index
-            members = frames[-1][3] if frames else []
+            if frames:
+                top_start, top_end, _top, members = frames[-1]
+            else:
+                members = []
         scope_start = scope_starts[index]
-        if not frames or frames[-1][0] != scope_start:
+        if not frames or top_start != scope_start:
             members = []
-            frames.append((scope_start, scope_ends[index], top, members))
-        offset = align_up(top, aligns[index])
+            top_start, top_end = scope_start, scope_ends[index]
+            frames.append((top_start, top_end, top, members))
+        alignment = aligns[index]
+        offset = top if alignment <= 1 else -(-top // alignment) * alignment  # align_up
         upper = offset + sizes[index]
         offsets[index] = offset
         upper_bounds[index] = upper
         paddings[index] = offset - top
         members.append(index)
         top = upper
-        if peak_index is None or upper > peak:
+        if upper > peak or peak_index is None:
             peak, peak_index = upper, index
-        if crossing_index is None and bound is not None and upper > bound:
+        if upper > limit and crossing_index is None:
             crossing_index = index
             crossing_stack = tuple(i for frame in frames for i in frame[3])
     # Frames hold increasing indices bottom first (a frame gets members only while it is

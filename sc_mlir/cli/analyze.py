@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from functools import partial
+from operator import attrgetter
 from typing import Annotated, NamedTuple, cast
 
 import typer
@@ -54,7 +55,6 @@ from sc_mlir.cli.inputs import (
     Facet,
     bounds_or_exit,
     check_selection,
-    facets_of,
     load_dump,
     load_settings,
     read_log_or_exit,
@@ -65,13 +65,15 @@ from sc_mlir.cli.inputs import (
 )
 from sc_mlir.formats.analysis_json import (
     GROUP_COLUMNS,
+    StringTexts,
     analysis_object,
     group_rows,
     report_group_rows,
+    space_json,
     space_object,
     write_document,
 )
-from sc_mlir.formats.records import json_text, to_csv, to_json
+from sc_mlir.formats.records import to_csv, to_json
 from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import Bounds
 from sc_mlir.model.dump import LoadSettings
@@ -103,7 +105,7 @@ def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
     """What `analyze` needs of one file, made where the file is read."""
     reports = reports_of_file(bounds, records)
     return Analysed(reports, [space_object(r, group_by) for r in reports] if as_json else [],
-                    facets_of(records))
+                    distinct_facets(records))
 
 
 # What the output is made of for one report, where its file is read: its JSON text (text
@@ -130,14 +132,25 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
     reports = reports_of_file(bounds, records)
     made: list[Made] = []
     if output is Format.json:
-        made = [json_text(space_object(r, group_by)) for r in reports]
+        texts = StringTexts()  # what the file's spaces repeat, written once
+        made = [space_json(r, group_by, texts) for r in reports]
     elif output is Format.csv:
         made = [report_group_rows(r, group_by) if group_by is not None else space_row(r)
                 for r in reports]
     elif group_by is not None:
         made = [shown_roll_up(r, group_by) for r in reports]
     return Outlined([ReportOutline.of(r, keep_crossing=output is Format.table)
-                     for r in reports], made, facets_of(records))
+                     for r in reports], made, distinct_facets(records))
+
+
+def distinct_facets(records: list[Allocation]) -> set[Facet]:
+    """`facets_of(records)`, each record's read in C (a large file has thousands)."""
+    return {Facet(*facts) for facts in set(map(_facts_of, records))}
+
+
+# A record's `Facet`, field by field, from the objects its properties read.
+_facts_of = attrgetter("space.space_id", "space.space_name", "space.memory_space",
+                       "placement.func")
 
 
 def output_from_workers(source: str, jobs: int | None, settings: LoadSettings, quiet: bool,

@@ -296,22 +296,7 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
     scratch: list[Allocation] = []
     for func in scan.funcs:
         scratch.extend(builder.scratch_operands(func, diagnostics))
-    ops: list[Allocation] = []
-    for raw in scan.allocas:
-        if raw.syntax is None:
-            continue  # the scanner already reported why
-        try:
-            record = builder.build(raw)
-        except _Skip as skip:
-            op = raw.syntax.op
-            diagnostics.append(Diagnostic(scan.path, raw.line, raw.col,
-                                          f"{op} skipped: {skip}", raw.text))
-            continue
-        ops.append(record)
-        if record.words is None and size_too_large(record.resolved_shape):
-            diagnostics.append(Diagnostic(
-                scan.path, raw.line, raw.col, f"{raw.syntax.op} size too large to count "
-                "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
+    ops = builder.build_all(scan.allocas, diagnostics)
     # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
     records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
     diagnostics.extend(undefined_location_notes(scan))
@@ -392,9 +377,13 @@ class _Nest(NamedTuple):
     func_frame: OpFrame | None  # the innermost frame that defines a symbol, not a module
     scope_frame: OpFrame | None  # the innermost scope op (see ModelSettings.scope_ops)
     scope_path: str  # `func.func@k/tpu.region#0/...`: from the func (or the top) down
+    # (module, func, core type, scratch operands): the same for every frame of a func
+    # under one outermost frame, so made once per func and handed down.
+    enclosing: tuple[str, str, str | None, int | None]
 
 
-_NO_NEST = _Nest(None, None, "")
+_NO_NEST = _Nest(None, None, "", ("", "", None, None))
+_UNKNOWN = object()  # a symbol not yet looked for (None: the frame defines none)
 
 
 class _Builder:
@@ -409,15 +398,15 @@ class _Builder:
         self.placements: dict[tuple[int | None, int], Placement] = {}
         self.facts: dict[int, tuple[str | None, int | None]] = {}
         self.nests: dict[int, _Nest] = {}
-        self.enclosing: dict[tuple[int, int], tuple[str, str, str | None, int | None]] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
         self.typed: dict[tuple[int, int, str | None], tuple[MemRefType, int | None, Space]] = {}
 
     def symbol(self, frame: OpFrame) -> str | None:
         key = id(frame)
-        if key not in self.symbols:
-            self.symbols[key] = frame_symbol(frame)
-        return self.symbols[key]
+        found = self.symbols.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self.symbols[key] = frame_symbol(frame)
+        return found  # type: ignore[return-value]
 
     def placement(self, frames: tuple[OpFrame, ...], chunk: int) -> Placement:
         key = (id(frames[-1]) if frames else None, chunk)
@@ -433,31 +422,55 @@ class _Builder:
         are always the same, and a deep nest must not cost depth^2)."""
         if not frames:
             return _NO_NEST
-        key = id(frames[-1])
-        found = self.nests.get(key)
+        nests = self.nests
+        found = nests.get(id(frames[-1]))
         if found is not None:
             return found
         # The nearest known ancestor, then each frame below it in turn.
         depth = len(frames) - 1
-        while depth > 0 and id(frames[depth - 1]) not in self.nests:
+        while depth > 0 and id(frames[depth - 1]) not in nests:
             depth -= 1
-        outer = self.nests[id(frames[depth - 1])] if depth > 0 else _NO_NEST
+        outer = nests[id(frames[depth - 1])] if depth > 0 else None
+        root = frames[0]
+        symbols = self.symbols
+        scope_ops = self.settings.scope_ops
+        make = tuple.__new__  # a NamedTuple's own constructor is a Python-level call
         for frame in frames[depth:]:
-            outer = self.nests[id(frame)] = self._nest_in(outer, frame)
+            # The func is the innermost frame that defines a symbol and is not a module;
+            # the scope path runs from it down (from the outermost frame when there is none).
+            name = frame.name
+            if name == "module" or name.endswith(".module"):
+                symbol = None
+            else:
+                symbol = symbols.get(id(frame), _UNKNOWN)
+                if symbol is _UNKNOWN:
+                    symbol = symbols[id(frame)] = frame_symbol(frame)
+            is_scope = name in scope_ops
+            if symbol:
+                outer = make(_Nest, (frame, frame if is_scope else
+                                     outer.scope_frame if outer is not None else None,
+                                     f"{name}@{symbol}", self._enclosing(frame, root)))
+            elif outer is None:  # the outermost frame
+                outer = make(_Nest, (None, frame if is_scope else None,
+                                     f"{name}#{frame.sibling_index}",
+                                     self._enclosing(None, root)))
+            else:
+                path = outer.scope_path
+                step = f"{name}#{frame.sibling_index}"
+                outer = make(_Nest, (outer.func_frame, frame if is_scope else outer.scope_frame,
+                                     f"{path}/{step}" if path else step, outer.enclosing))
+            nests[id(frame)] = outer
         return outer
 
-    def _nest_in(self, outer: _Nest, frame: OpFrame) -> _Nest:
-        # The func is the innermost frame that defines a symbol and is not a module; the
-        # scope path runs from it down (from the outermost frame when there is none).
-        if not is_module_like(frame) and self.symbol(frame):
-            func_frame: OpFrame | None = frame
-            path = f"{frame.name}@{self.symbol(frame)}"
-        else:
-            func_frame = outer.func_frame
-            step = f"{frame.name}#{frame.sibling_index}"
-            path = f"{outer.scope_path}/{step}" if outer.scope_path else step
-        scope_frame = frame if frame.name in self.settings.scope_ops else outer.scope_frame
-        return _Nest(func_frame, scope_frame, path)
+    def _enclosing(self, func_frame: OpFrame | None, outer: OpFrame | None
+                   ) -> tuple[str, str, str | None, int | None]:
+        """What the module (the outermost frame, if module-like) and the func say."""
+        func = (self.symbol(func_frame) if func_frame else "") or ""
+        module = ""
+        if outer is not None and is_module_like(outer):
+            module_symbol = self.symbol(outer)
+            module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
+        return (module, func, *self.func_facts(func_frame))
 
     def func_facts(self, func_frame: OpFrame | None) -> tuple[str | None, int | None]:
         """(core type, scratch operands) from a func's attributes."""
@@ -473,25 +486,13 @@ class _Builder:
 
     def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
         nest = self.nest(frames)
-        func_frame = nest.func_frame
-        outer = frames[0] if frames else None
-        # What the module and the func say, shared by all the regions of a func.
-        key = (id(func_frame), id(outer))
-        enclosing = self.enclosing.get(key)
-        if enclosing is None:
-            func = (self.symbol(func_frame) if func_frame else "") or ""
-            module = ""
-            if outer is not None and is_module_like(outer):
-                module_symbol = self.symbol(outer)
-                module = f"@{module_symbol}" if module_symbol else f"module#{outer.top_index}"
-            enclosing = self.enclosing[key] = (module, func, *self.func_facts(func_frame))
-        module, func, core_type, scratch = enclosing
-        scope = nest.scope_frame
+        module, func, core_type, scratch = nest.enclosing
+        scope = nest.scope_frame or nest.func_frame or (frames[-1] if frames else None)
         if scope is None:
-            scope = func_frame or (frames[-1] if frames else None)
-        return Placement(module, func, core_type, scratch,
-                          scope.name if scope else "", scope.order if scope else 0,
-                          scope.end_order if scope else -1, nest.scope_path, header)
+            return Placement(module, func, core_type, scratch, "", 0, -1, nest.scope_path,
+                             header)
+        return Placement(module, func, core_type, scratch, scope.name, scope.order,
+                         scope.end_order, nest.scope_path, header)
 
     def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
               ) -> Space:
@@ -603,34 +604,78 @@ class _Builder:
         return [(Argument(f"%arg{k}", parsed, (), None, 0), func.line, func.col, "generic")
                 for k, parsed in enumerate(types)]
 
-    def build(self, raw: RawAlloca) -> Allocation:
-        syntax = raw.syntax
-        assert syntax is not None
-        chunk = raw.chunk
-        where = self.placement(raw.frames, chunk)
-        # Allocas share a few hundred type objects (the parser's cache): what a type means
-        # in a chunk and a func's core type is worked out once.
-        key = (id(syntax.type), chunk, where.core_type)
-        typed = self.typed.get(key)
-        if typed is None:
-            aliases = self.contexts[chunk].aliases
-            memref = _memref_of(syntax.type, aliases)
-            typed = self.typed[key] = (memref, memref.words,
-                                       self.space(memref.params, aliases, where.core_type))
-        memref, words, space = typed
-        if raw.size_constants:
-            dynamic: tuple[int | None, ...] | None = _resolve_dynamic(memref.shape,
-                                                                      raw.size_constants)
-            words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
-        else:
-            dynamic = None
-        results = raw.results
-        return Allocation(
-            self.path, chunk, results[0] if results else "", raw.line, raw.col,
-            syntax.form, raw.order, raw.live_end, raw.live_end_line, syntax.alignment, words,
-            memref, where, space, dynamic, syntax.location, self.contexts[chunk].locations,
-            KIND_OF_OP.get(syntax.op, ALLOCA),
-        )
+    def build_all(self, allocas: list[RawAlloca], diagnostics: list[Diagnostic]
+                  ) -> list[Allocation]:
+        """`build` on each alloca the scanner parsed, in order, with a note for each one
+        skipped or too large to size. One loop with what allocas share looked up by
+        identity (a region's allocas share its frames tuple; a parsed type or attribute
+        list is shared by the allocas written alike): a dump has one record per alloca."""
+        path = self.path
+        placements = self.placements
+        typed_of = self.typed
+        alignments: dict[int, int | None] = {}
+        locations_of = {index: context.locations for index, context in self.contexts.items()}
+        kind_of_op = KIND_OF_OP
+        ops: list[Allocation] = []
+        append = ops.append
+        last_frames: tuple[OpFrame, ...] | None = None
+        last_chunk = -1
+        where: Placement | None = None
+        for raw in allocas:
+            syntax = raw.syntax
+            if syntax is None:
+                continue  # the scanner already reported why
+            chunk = raw.chunk
+            frames = raw.frames
+            if frames is not last_frames or chunk != last_chunk or where is None:
+                where = placements.get((id(frames[-1]) if frames else None, chunk))
+                if where is None:
+                    where = self.placement(frames, chunk)
+                last_frames, last_chunk = frames, chunk
+            typed = typed_of.get((id(syntax.type), chunk, where.core_type))
+            if typed is None:
+                try:
+                    typed = self._typed(syntax.type, chunk, where.core_type)
+                except _Skip as skip:
+                    diagnostics.append(Diagnostic(path, raw.line, raw.col,
+                                                  f"{syntax.op} skipped: {skip}", raw.text))
+                    continue
+            memref, words, space = typed
+            attributes = syntax.attributes
+            if attributes:
+                key = id(attributes)
+                if key in alignments:
+                    alignment = alignments[key]
+                else:
+                    alignment = alignments[key] = syntax.alignment
+            else:
+                alignment = None
+            dynamic: tuple[int | None, ...] | None = None
+            if raw.size_constants:
+                dynamic = _resolve_dynamic(memref.shape, raw.size_constants)
+                words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
+            results = raw.results
+            record = Allocation(
+                path, chunk, results[0] if results else "", raw.line, raw.col, syntax.form,
+                raw.order, raw.live_end, raw.live_end_line, alignment, words, memref, where,
+                space, dynamic, syntax.location, locations_of[chunk],
+                kind_of_op.get(syntax.op, ALLOCA))
+            append(record)
+            if words is None and size_too_large(record.resolved_shape):
+                diagnostics.append(Diagnostic(
+                    path, raw.line, raw.col, f"{syntax.op} size too large to count "
+                    "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
+        return ops
+
+    def _typed(self, parsed: MemRefType | OtherType, chunk: int, core_type: str | None
+               ) -> tuple[MemRefType, int | None, Space]:
+        """What a parsed type means in a chunk and for a func's core type, remembered by
+        the type object's identity (allocas share a few hundred, the parser's cache)."""
+        aliases = self.contexts[chunk].aliases
+        memref = _memref_of(parsed, aliases)
+        typed = self.typed[(id(parsed), chunk, core_type)] = (
+            memref, memref.words, self.space(memref.params, aliases, core_type))
+        return typed
 
 
 def _memref_of(parsed: MemRefType | OtherType, aliases: dict[str, str]) -> MemRefType:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -243,9 +244,15 @@ def _span_records(scan: FileScan, settings: LoadSettings
     """A span's records and the funcs they are in; None when they would not be the whole
     file's (a note to make, counted over the file, or an alloca outside any func)."""
     records, diagnostics = build_allocations(scan, settings.model)
-    if diagnostics or any(not r.func for r in records):
+    if diagnostics:
         return None
-    return records, frozenset((r.chunk, r.module, r.func) for r in records)
+    funcs = frozenset(map(_func_of, records))  # read in C: a span has thousands of records
+    if any(not func for _chunk, _module, func in funcs):
+        return None
+    return records, funcs
+
+
+_func_of = attrgetter("chunk", "placement.module", "placement.func")
 
 
 class _Declined(Exception):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_programs import EXAMPLES, programs
@@ -214,3 +215,21 @@ def test_a_symbol_inside_a_func_starts_a_new_func_and_path():
         ("@m", "inner", "scf.for", "test.kernel@inner"),
         ("@m", "inner", "scf.for", "test.kernel@inner/scf.if#0"),
     ]
+
+
+def test_a_report_made_without_its_init_is_the_one_its_init_makes():
+    """`analyze_space` fills a `SpaceReport`'s __dict__ directly: the same object."""
+    import dataclasses
+
+    from sc_mlir.analysis import reports_of_file
+    from sc_mlir.analysis.report import SpaceReport
+    from sc_mlir.model.bounds import Bounds
+
+    records, _notes = build_allocations(scan_text(NESTED, "n.mlir"))
+    for report in reports_of_file(Bounds.default(), records):
+        made = SpaceReport(**{f.name: getattr(report, f.name)
+                              for f in dataclasses.fields(SpaceReport)})
+        assert made == report and vars(made) == vars(report)
+        assert list(vars(made)) == list(vars(report))  # the fields in their order
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            report.func = "other"  # type: ignore[misc]

@@ -324,3 +324,15 @@ def test_json_selection_checks_see_every_file():
     result = run("analyze", str(FIXTURES / "passes"), "--format", "json", "--jobs", "2",
                  "--func", "nothing_*")
     assert result.exit_code == 2 and "no func matches" in result.output
+
+
+def test_the_facets_read_in_c_are_the_records_facets():
+    """`distinct_facets` reads each record's facet through its objects, in C."""
+    from sc_mlir.cli.analyze import distinct_facets
+    from sc_mlir.cli.inputs import facets_of
+    from sc_mlir.model.dump import load
+
+    records = load(FIXTURES).records
+    assert len(facets_of(records)) > 5
+    assert distinct_facets(records) == facets_of(records)
+    assert distinct_facets([]) == set()
