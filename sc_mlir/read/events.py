@@ -112,7 +112,9 @@ for _ in range(4):
 # is one `_loc_table()` takes (tests hold them equal). Found (not matched from a position),
 # each match one line, its name's digits the group: a block's lines are all table lines
 # when there are as many matches as newlines.
-_COMMON_LOC = (_STRING + rb'[^"()\[\]{}<>=\n]*+|' + _STRING + rb"\(#loc\d*+\)"
+# (The string is matched once for both of its shapes: the name's child starts with a
+# bracket, the file's line and column with none.)
+_COMMON_LOC = (_STRING + rb'(?:\(#loc\d*+\)|[^"()\[\]{}<>=\n]*+)'
                rb"|fused\[#loc\d*+(?:, #loc\d*+)*+\]|callsite\(#loc\d*+ at #loc\d*+\)|unknown")
 _COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb")\)\n")
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sc_mlir.read import events, loc_table
 from sc_mlir.read.event_regions import Unvouched
+from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import (
     _COMMON_LOC_LINE,
     _checked_table,
@@ -27,6 +28,7 @@ from sc_mlir.read.events import (
     trailing_table,
 )
 from sc_mlir.read.loc_table import LocationTable
+from sc_mlir.read.records import ScanSettings
 
 _TABLE_LINE = re.compile(rb"^#loc[^\n]*$", re.MULTILINE)
 
@@ -217,3 +219,14 @@ def test_defines_all_is_every_name_in_the_table():
                   ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], []):
         for table in (as_array, as_range):
             assert table.defines_all(names) == all(name in table for name in names), names
+
+
+@pytest.mark.parametrize(("value", "opens"), [
+    ('loc("a.py":1:2)', True), ('loc("a\\"b.py":1:2)', False), ('loc("a\\\\b.py":1:2)', False),
+    ('loc("a\\0Ab.py":1:2)', False)])  # a table string holds no backslash
+def test_the_tail_s_escapes_decline_spans_as_before(tmp_path, value, opens):
+    path = tmp_path / "escapes.mlir"
+    path.write_text("module {\n  func.func @f() {\n    return\n  }\n}\n"
+                    f'#loc1 = loc("b.py":1:1)\n#loc2 = {value}\n')
+    with SpanReader(str(path), ScanSettings()) as reader:
+        assert reader.open() is opens
