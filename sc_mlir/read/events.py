@@ -699,10 +699,13 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
             bare = names[0] == b""
             if bare:
                 del names[0]
-            if not names:
+            if not names or not names[0]:  # `#loc` alone, or again
                 return None
             first = expected = int(names[0])
-        if names != list(map(b"%d".__mod__, range(expected, expected + len(names)))):
+        # The names (digits only) joined as a list of the numbers they should be prints:
+        # equal exactly when each name is its number, without an int per line.
+        listed = repr(list(range(expected, expected + len(names))))[1:-1].encode()
+        if b", ".join(names) != listed:
             return None
         expected += len(names)
         block = block_end

@@ -116,6 +116,8 @@ def _tables() -> list[bytes]:
         "".join(line.format(n, n) for n in (1, 2, 2)).encode(),  # defined again
         "".join(line.format(n, n) for n in ("1", "02", "3")).encode(),  # a leading zero
         (line.format(1, 1) + "#loc = loc(unknown)\n").encode(),  # `#loc` after numbered
+        ("#loc = loc(unknown)\n#loc = loc(unknown)\n" + numbered).encode(),  # `#loc` twice
+        b"#loc = loc(unknown)\n",  # `#loc` alone
         (line.format(1, 1) + '#loc2 = loc("f.py"(#loc1) junk\n' + line.format(3, 3)).encode(),
         (line.format(1, 1) + '#loc2 = loc("memref.alloca"(#loc1))\n').encode(),
         (line.format(1, 1) + "#loc2 = loc(fused<{x = 1}>[#loc1])\n").encode(),
