@@ -135,6 +135,9 @@ def _loc_line() -> re.Pattern[bytes]:
 
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
 _BLANKS = b" \t\n"
+# Numbers of more digits are left to `_checked_table`, whose array of int64 says what
+# becomes of them.
+_MAX_DIGITS = 18
 # How far back from the end of the file the last table line is looked for.
 _TAIL_WINDOW = 1 << 12
 # The `#loc` table is read a block of lines at a time: a large file's table holds millions
@@ -699,8 +702,8 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
             bare = names[0] == b""
             if bare:
                 del names[0]
-            if not names or not names[0]:  # `#loc` alone, or again
-                return None
+            if not names or not 0 < len(names[0]) <= _MAX_DIGITS:  # `#loc` alone or again,
+                return None  # or a number an int64 may not hold (as the careful path reads)
             first = expected = int(names[0])
         # The names (digits only) joined as a list of the numbers they should be prints:
         # equal exactly when each name is its number, without an int per line.

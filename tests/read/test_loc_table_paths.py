@@ -118,6 +118,10 @@ def _tables() -> list[bytes]:
         (line.format(1, 1) + "#loc = loc(unknown)\n").encode(),  # `#loc` after numbered
         ("#loc = loc(unknown)\n#loc = loc(unknown)\n" + numbered).encode(),  # `#loc` twice
         b"#loc = loc(unknown)\n",  # `#loc` alone
+        "".join(line.format(n, 1) for n in range(10**17 - 2, 10**17 + 2)).encode(),
+        "".join(line.format(n, 1) for n in range(10**18 - 2, 10**18 + 2)).encode(),
+        "".join(line.format(n, 1) for n in range(2**63 - 2, 2**63 + 2)).encode(),
+        "".join(line.format("1" * 5000, 1)).encode(),
         (line.format(1, 1) + '#loc2 = loc("f.py"(#loc1) junk\n' + line.format(3, 3)).encode(),
         (line.format(1, 1) + '#loc2 = loc("memref.alloca"(#loc1))\n').encode(),
         (line.format(1, 1) + "#loc2 = loc(fused<{x = 1}>[#loc1])\n").encode(),
@@ -140,6 +144,8 @@ def _read(data: bytes, before: dict[str, str], fast: bool
         body_end, table = trailing_table(data, 0, before)
     except Unvouched as refusal:
         return ("refused", str(refusal))
+    except (ValueError, OverflowError) as error:  # numbers past what an int64 holds
+        return ("raised", type(error).__name__, str(error))
     finally:
         events._numbered_in_order = saved
     if not isinstance(table, LocationTable):
