@@ -224,9 +224,12 @@ def test_defines_all_is_every_name_in_the_table():
     as_array, as_range = _both(lines)
     as_range._before = {"#loc": "loc(unknown)"}  # type: ignore[misc]
     for names in (["#loc1", "#loc99"], ["#loc0"], ["#loc100"], ["#loc5", "#loc05"],
-                  ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], []):
+                  ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], [],
+                  ["#loc1", "#loc" + "9" * 19]):
         for table in (as_array, as_range):
             assert table.defines_all(names) == all(name in table for name in names), names
+    for table in (as_array, as_range):
+        assert not table.defines_all(["#loc1", "#loc" + "1" * 5000])  # no int made of it
 
 
 @pytest.mark.parametrize(("value", "opens"), [
