@@ -165,14 +165,14 @@ class LocationTable(Mapping[str, str]):
     def _value(self, name: str, at: int) -> str:
         """The value of `name`, defined by line `at`, when the table is not in memory or
         not yet indexed."""
+        found = self._found.get(name)
+        if found is not None:
+            return found
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
             text = self._bytes(offsets[at] + at + 1, offsets[at + 1] + at + 1)
             return text[text.find(b" = ") + 3 :].decode().strip()
-        found = self._found.get(name)
-        if found is not None:
-            return found
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
             # One pass over the table for every line start, then `get` finds each line by
             # its position.

@@ -27,7 +27,7 @@ from sc_mlir.read.events import (
     _numbered_in_order,
     trailing_table,
 )
-from sc_mlir.read.loc_table import LocationTable
+from sc_mlir.read.loc_table import LocationTable, TableGone
 from sc_mlir.read.records import ScanSettings
 
 _TABLE_LINE = re.compile(rb"^#loc[^\n]*$", re.MULTILINE)
@@ -241,3 +241,17 @@ def test_the_tail_s_escapes_decline_spans_as_before(tmp_path, value, opens):
                     f'#loc1 = loc("b.py":1:1)\n#loc2 = {value}\n')
     with SpanReader(str(path), ScanSettings()) as reader:
         assert reader.open() is opens
+
+
+def test_values_looked_up_before_the_table_went_to_its_file_need_not_read_it():
+    lines = [f'#loc{n} = loc("g.py":{n}:1)' for n in range(1, 100)]
+    _, table = _both(lines)
+    assert table["#loc5"] == 'loc("g.py":5:1)'
+
+    def gone(position: int, size: int) -> bytes:
+        raise OSError("the file is gone")
+
+    table.read_from_file(gone)
+    assert table["#loc5"] == 'loc("g.py":5:1)'
+    with pytest.raises(TableGone):
+        table["#loc6"]
