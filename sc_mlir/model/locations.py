@@ -14,6 +14,7 @@ the way (outermost first), and the callers' file locations (innermost caller fir
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,7 +28,14 @@ from sc_mlir.syntax.locations import (
     NameLoc,
     UnknownLoc,
 )
-from sc_mlir.syntax.parse import parse_location
+from sc_mlir.syntax.parse import (
+    PRINTED_CALLSITE,
+    PRINTED_FILE,
+    PRINTED_FUSED,
+    PRINTED_NAME,
+    match_printed_location,
+    parse_location,
+)
 
 # --- resolved -------------------------------------------------------------------------
 
@@ -105,6 +113,8 @@ class LocationTable:
     _in_progress: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        # With the default parser, printed locations are read from their match (`_printed`).
+        self._reads_printed = self.parse is None
         if self.parse is None and isinstance(self.raw, TrailingTable):
             # The fast reader gives each chunk of a file the same table: what its values
             # parse to is the same for all of them (which alias resolves to what may not
@@ -154,55 +164,75 @@ class LocationTable:
         # Plain isinstance tests, most frequent first: a report resolves tens of thousands
         # of aliases, and a `match` on class patterns costs twice as much per node.
         if isinstance(loc, AliasLoc):
-            name = loc.name
-            found = self._by_alias.get(name)
-            if found is not None:
-                return found
-            if name in self._in_progress:
-                return SourceLocation(problems=(f"location alias {name} refers to itself",))
-            self._in_progress.add(name)
-            try:
+            return self._alias(loc.name)
+        if isinstance(loc, NameLoc):
+            return _named(loc.name, self._memo(loc.child))
+        if isinstance(loc, FileLoc):
+            return SourceLocation(loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
+        if isinstance(loc, CallSiteLoc):
+            inner = self._memo(loc.callee)
+            return _called(inner, self._memo(loc.caller))
+        if isinstance(loc, FusedLoc):
+            return self._fused(loc.locations)
+        return UNRESOLVED  # None, UnknownLoc
+
+    def _alias(self, name: str) -> SourceLocation:
+        found = self._by_alias.get(name)
+        if found is not None:
+            return found
+        if name in self._in_progress:
+            return SourceLocation(problems=(f"location alias {name} refers to itself",))
+        self._in_progress.add(name)
+        try:
+            printed = None
+            if self._reads_printed and name not in self._parsed:
+                text = self.raw.get(name)
+                if text is not None:
+                    printed = match_printed_location(text)
+            if printed is not None:
+                found = self._printed(printed)
+            else:
                 target, error = self.lookup(name)
                 found = self._memo(target)
                 if error:
                     found = SourceLocation(found.file, found.line, found.col,
                                            found.end_line, found.end_col, found.names,
                                            found.callers, (*found.problems, error))
-            finally:
-                self._in_progress.discard(name)
-            self._by_alias[name] = found
-            return found
-        if isinstance(loc, NameLoc):
-            r = self._memo(loc.child)
-            return SourceLocation(r.file, r.line, r.col, r.end_line, r.end_col,
-                                  (loc.name, *r.names), r.callers, r.problems)
-        if isinstance(loc, FileLoc):
-            return SourceLocation(loc.file, loc.line, loc.col, loc.end_line, loc.end_col)
-        if isinstance(loc, CallSiteLoc):
-            inner = self._memo(loc.callee)
-            outer = self._memo(loc.caller)
-            frame = (() if outer.file is None else
-                     (FileLoc(outer.file, outer.line or 0, outer.col, outer.end_line,
-                              outer.end_col),))
-            callers = (*inner.callers, *frame, *outer.callers)[:_MAX_CALLERS]
-            return SourceLocation(inner.file, inner.line, inner.col, inner.end_line,
-                                  inner.end_col, inner.names, callers,
-                                  inner.problems + outer.problems)
-        if isinstance(loc, FusedLoc):
-            # The first part with a file is the answer, and the parts after it are left
-            # unresolved: XLA fuses two or more chains and the first usually has a file,
-            # so most of their aliases are never needed. (It also keeps an alias loop
-            # through a later part from caching an answer that depends on which alias was
-            # resolved first.)
-            first: SourceLocation | None = None
-            for part in loc.locations:
-                resolved = self._memo(part)
-                if resolved.file is not None:
-                    return resolved
-                if first is None:
-                    first = resolved
-            return first if first is not None else UNRESOLVED
-        return UNRESOLVED  # None, UnknownLoc
+        finally:
+            self._in_progress.discard(name)
+        self._by_alias[name] = found
+        return found
+
+    def _printed(self, m: re.Match[str]) -> SourceLocation:
+        """What `_memo` makes of the nodes `parse_location` would build from a printed
+        location (`match_printed_location`), without building them: an alias's text is
+        read once per chunk, and most are of these shapes."""
+        shape = m.lastindex
+        if shape == PRINTED_FILE:
+            return SourceLocation(m[1], int(m[2]), int(m[3]))
+        if shape == PRINTED_NAME:
+            return _named(m[4], self._alias(m[5]))
+        if shape == PRINTED_CALLSITE:
+            inner = self._alias(m[6])
+            return _called(inner, self._alias(m[7]))
+        if shape == PRINTED_FUSED:
+            return self._fused(tuple(map(AliasLoc, m[8].split(", "))))
+        return self._alias(m[9])
+
+    def _fused(self, parts: tuple[Location, ...]) -> SourceLocation:
+        # The first part with a file is the answer, and the parts after it are left
+        # unresolved: XLA fuses two or more chains and the first usually has a file, so
+        # most of their aliases are never needed. (It also keeps an alias loop through a
+        # later part from caching an answer that depends on which alias was resolved
+        # first.)
+        first: SourceLocation | None = None
+        for part in parts:
+            resolved = self._memo(part)
+            if resolved.file is not None:
+                return resolved
+            if first is None:
+                first = resolved
+        return first if first is not None else UNRESOLVED
 
     def _resolve(self, loc: Location) -> SourceLocation:
         names: list[str] = []
@@ -267,6 +297,21 @@ class LocationTable:
             if self._follow(part, [], [], [], caller_depth=None) is not None:
                 return part
         return parts[0] if parts else None
+
+
+def _named(name: str, r: SourceLocation) -> SourceLocation:
+    """A name location's answer: its child's, with the name first."""
+    return SourceLocation(r.file, r.line, r.col, r.end_line, r.end_col, (name, *r.names),
+                          r.callers, r.problems)
+
+
+def _called(inner: SourceLocation, outer: SourceLocation) -> SourceLocation:
+    """A call site's answer: the callee's, with the caller's file first among its callers."""
+    frame = (() if outer.file is None else
+             (FileLoc(outer.file, outer.line or 0, outer.col, outer.end_line, outer.end_col),))
+    callers = (*inner.callers, *frame, *outer.callers)[:_MAX_CALLERS]
+    return SourceLocation(inner.file, inner.line, inner.col, inner.end_line, inner.end_col,
+                          inner.names, callers, inner.problems + outer.problems)
 
 
 def _first_line(exc: Exception) -> str:

@@ -112,7 +112,9 @@ for _ in range(4):
 # is one `_loc_table()` takes (tests hold them equal). Found (not matched from a position),
 # each match one line, its name's digits the group: a block's lines are all table lines
 # when there are as many matches as newlines.
-_COMMON_LOC = (_STRING + rb'[^"()\[\]{}<>=\n]*+|' + _STRING + rb"\(#loc\d*+\)"
+# (The string is matched once for both of its shapes: the name's child starts with a
+# bracket, the file's line and column with none.)
+_COMMON_LOC = (_STRING + rb'(?:\(#loc\d*+\)|[^"()\[\]{}<>=\n]*+)'
                rb"|fused\[#loc\d*+(?:, #loc\d*+)*+\]|callsite\(#loc\d*+ at #loc\d*+\)|unknown")
 _COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb")\)\n")
 
@@ -133,6 +135,9 @@ def _loc_line() -> re.Pattern[bytes]:
 
 _BLANK_TAIL = re.compile(rb"(?:[ \t]*+\n)*+")
 _BLANKS = b" \t\n"
+# Numbers of more digits are left to `_checked_table`, whose array of int64 says what
+# becomes of them.
+_MAX_DIGITS = 18
 # How far back from the end of the file the last table line is looked for.
 _TAIL_WINDOW = 1 << 12
 # The `#loc` table is read a block of lines at a time: a large file's table holds millions
@@ -697,10 +702,13 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
             bare = names[0] == b""
             if bare:
                 del names[0]
-            if not names:
-                return None
+            if not names or not 0 < len(names[0]) <= _MAX_DIGITS:  # `#loc` alone or again,
+                return None  # or a number an int64 may not hold (as the careful path reads)
             first = expected = int(names[0])
-        if names != list(map(b"%d".__mod__, range(expected, expected + len(names)))):
+        # The names (digits only) joined as a list of the numbers they should be prints:
+        # equal exactly when each name is its number, without an int per line.
+        listed = repr(list(range(expected, expected + len(names))))[1:-1].encode()
+        if b", ".join(names) != listed:
             return None
         expected += len(names)
         block = block_end

@@ -12,6 +12,8 @@ _INDEX_AFTER_LOOKUPS = 64
 # The index is made from the table split into lines a block at a time: the lines' bytes
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
+# Longer names (`#loc` and 19 digits) are no number an int64 holds: none the table defines.
+_LONGEST_NAME = 23
 # Names as `_line_index` reads them, one a line: `#loc` and digits, no leading zero.
 _NUMBERED_NAMES = re.compile(r"(?:#loc(?:0|[1-9][0-9]*+)\n)*+#loc(?:0|[1-9][0-9]*+)")
 
@@ -128,9 +130,11 @@ class LocationTable(Mapping[str, str]):
         return name in self._before or self._line_index(name) is not None
 
     def defines_all(self, names: list[str]) -> bool:
-        """Whether the table defines every one of `names` (`all(name in table ...)`): a few
-        passes in C for a table numbered one by one and names as it numbers them, else a
-        look-up of each."""
+        """Whether the table defines every one of `names` (`all(name in table ...)`, but
+        False for a name too long to be a table's): a few passes in C for a table numbered
+        one by one and names as it numbers them, else a look-up of each."""
+        if names and max(map(len, names)) > _LONGEST_NAME:
+            return False  # asked of each in turn, an int of 4300 digits raises where it did
         numbers = self._numbers
         if names and type(numbers) is range:
             listed = "\n".join(names)
@@ -161,14 +165,14 @@ class LocationTable(Mapping[str, str]):
     def _value(self, name: str, at: int) -> str:
         """The value of `name`, defined by line `at`, when the table is not in memory or
         not yet indexed."""
+        found = self._found.get(name)
+        if found is not None:
+            return found
         if self._read is not None:  # the lines are in the file
             offsets = self._offsets
             assert offsets is not None
             text = self._bytes(offsets[at] + at + 1, offsets[at + 1] + at + 1)
             return text[text.find(b" = ") + 3 :].decode().strip()
-        found = self._found.get(name)
-        if found is not None:
-            return found
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
             # One pass over the table for every line start, then `get` finds each line by
             # its position.

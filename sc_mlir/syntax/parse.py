@@ -677,7 +677,20 @@ _PRINTED_LOCATION = re.compile(
     rf"|callsite\({_ALIAS} at {_ALIAS}\)"  # 6-7
     r"|fused\[(#[A-Za-z_0-9][\w$.\-]*(?:, #[A-Za-z_0-9][\w$.\-]*)*)\]"  # 8
     rf"|{_ALIAS})\)")  # 9
-_PRINTED_FILE, _PRINTED_NAME, _PRINTED_CALLSITE, _PRINTED_FUSED = 3, 5, 7, 8  # else 9: an alias
+# Which shape `_PRINTED_LOCATION` matched, by the match's `lastindex` (else 9: an alias).
+PRINTED_FILE, PRINTED_NAME, PRINTED_CALLSITE, PRINTED_FUSED = 3, 5, 7, 8
+_PRINTED_FILE, _PRINTED_NAME, _PRINTED_CALLSITE, _PRINTED_FUSED = (
+    PRINTED_FILE, PRINTED_NAME, PRINTED_CALLSITE, PRINTED_FUSED)
+
+
+def match_printed_location(text: str) -> re.Match[str] | None:
+    """`text` matched as MLIR prints the common location shapes, or None. `lastindex` says
+    which: PRINTED_FILE (groups 1-3 the file, line and column), PRINTED_NAME (4-5 the
+    name and its child alias), PRINTED_CALLSITE (6-7 the callee and caller aliases),
+    PRINTED_FUSED (8 the aliases, joined by `, `), else an alias (9). What `parse_location`
+    makes of such a text is exactly these (tests hold them equal), so a reader that needs
+    no nodes (`model.locations` resolving a table's aliases) reads the match instead."""
+    return _PRINTED_LOCATION.fullmatch(text)
 
 
 def _fast_location(text: str) -> Location | None:

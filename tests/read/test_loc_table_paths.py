@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sc_mlir.read import events, loc_table
 from sc_mlir.read.event_regions import Unvouched
+from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import (
     _COMMON_LOC_LINE,
     _checked_table,
@@ -26,7 +27,8 @@ from sc_mlir.read.events import (
     _numbered_in_order,
     trailing_table,
 )
-from sc_mlir.read.loc_table import LocationTable
+from sc_mlir.read.loc_table import LocationTable, TableGone
+from sc_mlir.read.records import ScanSettings
 
 _TABLE_LINE = re.compile(rb"^#loc[^\n]*$", re.MULTILINE)
 
@@ -114,6 +116,12 @@ def _tables() -> list[bytes]:
         "".join(line.format(n, n) for n in (1, 2, 2)).encode(),  # defined again
         "".join(line.format(n, n) for n in ("1", "02", "3")).encode(),  # a leading zero
         (line.format(1, 1) + "#loc = loc(unknown)\n").encode(),  # `#loc` after numbered
+        ("#loc = loc(unknown)\n#loc = loc(unknown)\n" + numbered).encode(),  # `#loc` twice
+        b"#loc = loc(unknown)\n",  # `#loc` alone
+        "".join(line.format(n, 1) for n in range(10**17 - 2, 10**17 + 2)).encode(),
+        "".join(line.format(n, 1) for n in range(10**18 - 2, 10**18 + 2)).encode(),
+        "".join(line.format(n, 1) for n in range(2**63 - 2, 2**63 + 2)).encode(),
+        "".join(line.format("1" * 5000, 1)).encode(),
         (line.format(1, 1) + '#loc2 = loc("f.py"(#loc1) junk\n' + line.format(3, 3)).encode(),
         (line.format(1, 1) + '#loc2 = loc("memref.alloca"(#loc1))\n').encode(),
         (line.format(1, 1) + "#loc2 = loc(fused<{x = 1}>[#loc1])\n").encode(),
@@ -136,6 +144,8 @@ def _read(data: bytes, before: dict[str, str], fast: bool
         body_end, table = trailing_table(data, 0, before)
     except Unvouched as refusal:
         return ("refused", str(refusal))
+    except (ValueError, OverflowError) as error:  # numbers past what an int64 holds
+        return ("raised", type(error).__name__, str(error))
     finally:
         events._numbered_in_order = saved
     if not isinstance(table, LocationTable):
@@ -214,6 +224,34 @@ def test_defines_all_is_every_name_in_the_table():
     as_array, as_range = _both(lines)
     as_range._before = {"#loc": "loc(unknown)"}  # type: ignore[misc]
     for names in (["#loc1", "#loc99"], ["#loc0"], ["#loc100"], ["#loc5", "#loc05"],
-                  ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], []):
+                  ["#loc"], ["#loc", "#loc3"], ["#loc1\n#loc2"], ["x"], [],
+                  ["#loc1", "#loc" + "9" * 19]):
         for table in (as_array, as_range):
             assert table.defines_all(names) == all(name in table for name in names), names
+    for table in (as_array, as_range):
+        assert not table.defines_all(["#loc1", "#loc" + "1" * 5000])  # no int made of it
+
+
+@pytest.mark.parametrize(("value", "opens"), [
+    ('loc("a.py":1:2)', True), ('loc("a\\"b.py":1:2)', False), ('loc("a\\\\b.py":1:2)', False),
+    ('loc("a\\0Ab.py":1:2)', False)])  # a table string holds no backslash
+def test_the_tail_s_escapes_decline_spans_as_before(tmp_path, value, opens):
+    path = tmp_path / "escapes.mlir"
+    path.write_text("module {\n  func.func @f() {\n    return\n  }\n}\n"
+                    f'#loc1 = loc("b.py":1:1)\n#loc2 = {value}\n')
+    with SpanReader(str(path), ScanSettings()) as reader:
+        assert reader.open() is opens
+
+
+def test_values_looked_up_before_the_table_went_to_its_file_need_not_read_it():
+    lines = [f'#loc{n} = loc("g.py":{n}:1)' for n in range(1, 100)]
+    _, table = _both(lines)
+    assert table["#loc5"] == 'loc("g.py":5:1)'
+
+    def gone(position: int, size: int) -> bytes:
+        raise OSError("the file is gone")
+
+    table.read_from_file(gone)
+    assert table["#loc5"] == 'loc("g.py":5:1)'
+    with pytest.raises(TableGone):
+        table["#loc6"]
