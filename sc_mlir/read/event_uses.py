@@ -1,8 +1,11 @@
-"""The fast reader's liveness: where each alloca is last used, found by `bytes.find` of the
-names derived from it (the alloca's results, then a round at a time the views and yielded
-values made from them) over the text where each is in scope; and the constants of size
-operands. A mixin of the reader in `sc_mlir.read.events`, as the careful reader's concerns
-are mixins of its `Scanner` (docs/ARCHITECTURE.md)."""
+"""The fast reader's liveness: where each alloca is last used, found by a search for each
+name derived from it (the alloca's results, then a round at a time the views and yielded
+values made from them) over the text where it is in scope; and the constants of size
+operands. Every line a name is found on is read: most in a first pass, by a few C calls
+and the class of the text before the use (read once per distinct text), which shows them
+plain ops that make nothing of the value; the others, and each alloca's last use, as the
+line reader reads them. A mixin of the reader in `sc_mlir.read.events`, as the careful
+reader's concerns are mixins of its `Scanner` (docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -23,9 +26,8 @@ from sc_mlir.read.scan import Scanner
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
 _HEAD_BYTES = re.compile(_HEAD.pattern.encode())
-# `_HEAD`'s results and bare op name.
+# `_HEAD`'s results.
 _RESULTS = rb"%[\w$.\-]+(?::\d+)?(?:[ \t]*,[ \t]*%[\w$.\-]+(?::\d+)?)*"
-_BARE_OP = re.compile(rb"[A-Za-z_][\w$.]*")
 _ALLOCATION_OP_NAMES = frozenset(op.encode() for op in ALLOCATION_OPS)
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.-")
 
