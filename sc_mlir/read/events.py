@@ -24,6 +24,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
+from typing import NamedTuple
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -61,6 +62,13 @@ _SIMPLE_ALLOCA = re.compile(
     + _ALLOCATION_OP_ALTERNATIVES
     + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
 _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
+# The shape most allocation ops have, a subset of `_SIMPLE_ALLOCA`'s (an alias location,
+# no string in the body), read by one match: 1 the op's text (from its result on), 2 the
+# result, 3 the body (op name to location, `_alloca`'s key of `bodies`), 4 the alias.
+_COMMON_ALLOCA = re.compile(
+    rb'[ \t]*+((%[\w$.\-]+) = ((?:"(?:' + _ALLOCATION_OP_ALTERNATIVES + rb')"|(?:'
+    + _ALLOCATION_OP_ALTERNATIVES + rb'))(?![\w$.\-])[^"\n]*)'
+    rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\))[ \t]*+\n")
 # Searching for the alternation in `_ALLOCATION_OP` tries it at every byte; a literal every
 # op name holds is found by a fast search, and each hit checked against the names it can
 # belong to.
@@ -289,7 +297,9 @@ class _Reader(UseSearch):
     # -- regions, ops and allocas ----------------------------------------------------
 
     def _structure(self) -> None:
-        """Regions, ops and allocas in one pass over the events, in text order."""
+        """Regions, ops and allocas in one pass over the events, in text order. An
+        allocation op is only placed (line, program point, region) in the pass: the
+        allocas are read after it, all at once (`_read_allocas`)."""
         data = self.data
         start, end = self.body_start, self.body_end
         # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
@@ -310,12 +320,16 @@ class _Reader(UseSearch):
         self.live_end_line: list[int] = []
         self.alloca_region: list[Region] = []
         self.alloca_line_end: list[int] = []
-        self.bodies: dict[bytes, AllocaBody] = {}
+        if len(_BODIES) > _MAX_BODIES:
+            _BODIES.clear()
+        self.bodies = _BODIES
         self.closings: dict[tuple[bool, bytes], bool] = {}
+        self.region_ops: dict[str, _RegionOpShape] = {}
         self.frame_end_line: dict[int, int] = {}
         root = Region(None, None, 0, start, False)
         region = root
-        line = self.first_body_line
+        first_body_line = self.first_body_line
+        line = first_body_line
         position = start
         non_ops = 0  # region-end and label lines so far: every other body line is an op
         last_op_line = 0
@@ -327,107 +341,110 @@ class _Reader(UseSearch):
         # What a line is, for lines other than plain ops: ("op", frame) a region's op,
         # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
         self.line_kind: dict[int, tuple[str, object]] = {}
+        # Allocation ops placed, read once the pass is done: line start, line, program
+        # point, region.
+        placed: list[tuple[int, int, int, Region]] = []
         top_count = 0
         last_close_line = -1
         just_closed: Region | None = None
-        run_once = self.settings.run_once_ops
+        # The loop runs once per event: what it calls is looked up once, here.
+        count, rfind = data.count, data.rfind
+        line_kind = self.line_kind
+        offsets_append, lines_append = self.event_offsets.append, self.event_lines.append
+        non_op_append = self.non_op_lines.append
+        transitions_append = self.transitions.append
+        transition_regions_append = self.transition_regions.append
+        place = placed.append
+        progress_at = (self.reported + PROGRESS_BYTES if self.on_bytes is not None
+                       else len(data) + 1)
         for event in events:
-            offset, kind = event >> 3, event & 7
-            if offset - self.reported >= PROGRESS_BYTES and self.on_bytes is not None:
+            offset = event >> 3
+            kind = event & 7
+            if offset >= progress_at:
                 self._progress(offset)
-            line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
-            new_line = line + data.count(b"\n", position, line_start)
+                progress_at = self.reported + PROGRESS_BYTES
+            # An alloca's or an open's offset is inside its line; the others' its start.
+            line_start = rfind(b"\n", 0, offset) + 1 if kind & 2 else offset
+            new_line = line + count(b"\n", position, line_start)
             if new_line - 1 > line:
                 last_op_line = new_line - 1  # the lines between events are ops
             line = new_line
             position = line_start
-            self.event_offsets.append(line_start)
-            self.event_lines.append(line)
-            ops_before = (line - self.first_body_line) - non_ops
-            if kind == 0:  # `}` starts the line
-                if region is root:
-                    raise Unvouched("'}' closes nothing")
-                owner = region.owner
-                assert owner is not None
-                region.end = line_start
-                owner.end_order = ops_before
-                owner.end_line = line
-                self.frame_end_line[id(owner)] = last_op_line
-                line_end = data.index(b"\n", line_start)
-                rest_bytes = data[data.index(b"}", line_start) + 1 : line_end]
-                # Closing lines differ mostly by their alias location, which changes
-                # nothing below: what is left is checked once per distinct text.
-                alias_at = rest_bytes.rfind(b" loc(#")
-                key = (rest_bytes[:alias_at] if alias_at >= 0
-                       and _ALIAS_LOC.fullmatch(rest_bytes, alias_at) else rest_bytes)
-                if not self.closings.get((region.generic, key), False):
-                    self._check_closing(key.decode(), region.generic)
-                    self.closings[(region.generic, key)] = True
-                rest = rest_bytes.decode()
-                tail = rest[:-1] if rest.endswith("{") else rest
-                if tail.strip():
-                    owner.trailer.append(tail)
-                just_closed = region
-                region = region.parent  # type: ignore[assignment]
-                self.transitions.append(line_start)
-                self.transition_regions.append(region)
-                self.non_op_lines.append(line)
-                non_ops += 1
-                last_close_line = line
-                self.line_kind[line] = ("close", owner)
-            elif kind == 1:  # a block label
-                # Ops before it in its region (plain op lines are no events: count them).
-                if (region.had_ops or region.labels or line in self.line_kind
-                        or ops_before > region.ops_at_open):
-                    raise Unvouched("a region with several blocks")
-                owner = region.owner
-                if owner is not None and not region.labels and owner.entry_block is None:
-                    owner.entry_block = (line, 1, self._line(line_start))
-                region.labels += 1
-                self.non_op_lines.append(line)
-                non_ops += 1
-                self.line_kind[line] = ("label", None)
-            elif kind == 4:  # a comment or a blank line: read as nothing
-                self.non_op_lines.append(line)
-                non_ops += 1
-                self.line_kind[line] = _COMMENT
-            elif self.line_kind.get(line) is _COMMENT:
-                continue  # an op's name or a `{` in a comment
-            elif kind == 2:  # an allocation op
-                if line in self.line_kind:
+            offsets_append(line_start)
+            lines_append(line)
+            if kind == 2:  # an allocation op
+                if line in line_kind:
+                    if line_kind[line] is _COMMENT:
+                        continue  # an op's name in a comment
                     raise Unvouched("an allocation op that is not alone on its line")
                 region.had_ops = True
-                self._alloca(line_start, line, ops_before + 1, region)
-                if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
-                    self.dynamic.append((self.allocas[-1], line_start))
+                line_kind[line] = _ALLOCA_PLACED
+                place((line_start, line, (line - first_body_line) - non_ops + 1, region))
                 last_op_line = line
-            else:  # kind == 3: a `{` ends the line
-                text = self._line(line_start)
-                if (_DICT_ENTRY_BYTES.match(data, offset + 2, self.body_end)
+            elif kind == 3:  # a `{` ends the line
+                kind_of_line = line_kind.get(line)
+                if kind_of_line is _COMMENT:
+                    continue  # a `{` in a comment
+                text = data[line_start : offset + 1].decode()
+                if (_DICT_ENTRY_BYTES.match(data, offset + 2, end)
                         if not _BLANK_OR_COMMENT.match(data, offset + 2)
                         else _DICT_ENTRY.match(self._next_code_line(offset + 2))
                         ) or text.count('"') % 2:
                     raise Unvouched("an attribute dict over several lines")
+                ops_before = (line - first_body_line) - non_ops
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
                     assert just_closed is not None and just_closed.owner is not None
                     frame = just_closed.owner
                     generic = just_closed.generic
                 else:
-                    if line in self.line_kind:
+                    if kind_of_line is not None:
                         raise Unvouched("an op this reader does not read")
-                    frame, generic = self._region_op(text, line, ops_before + 1, region,
-                                                     run_once)
+                    frame, generic = self._region_op(text, line, ops_before + 1, region)
                     if region.owner is None:
                         frame.top_index = top_count
                         top_count += 1
-                    self.line_kind[line] = ("op", frame)
+                    line_kind[line] = ("op", frame)
                     last_op_line = line
                 region = Region(frame, region, region.depth + 1, offset + 2, generic)
                 # The ops up to this line, its own included (a `} else {` line is none).
                 region.ops_at_open = ops_before + (last_close_line != line)
-                self.transitions.append(offset + 1)
-                self.transition_regions.append(region)
+                transitions_append(offset + 1)
+                transition_regions_append(region)
+            elif kind == 0:  # `}` starts the line
+                if region is root:
+                    raise Unvouched("'}' closes nothing")
+                owner = region.owner
+                assert owner is not None
+                region.end = line_start
+                owner.end_order = (line - first_body_line) - non_ops
+                owner.end_line = line
+                self.frame_end_line[id(owner)] = last_op_line
+                self._closing(line_start, region, owner)
+                just_closed = region
+                region = region.parent  # type: ignore[assignment]
+                transitions_append(line_start)
+                transition_regions_append(region)
+                non_op_append(line)
+                non_ops += 1
+                last_close_line = line
+                line_kind[line] = ("close", owner)
+            elif kind == 1:  # a block label
+                # Ops before it in its region (plain op lines are no events: count them).
+                if (region.had_ops or region.labels or line in line_kind
+                        or (line - first_body_line) - non_ops > region.ops_at_open):
+                    raise Unvouched("a region with several blocks")
+                owner = region.owner
+                if owner is not None and not region.labels and owner.entry_block is None:
+                    owner.entry_block = (line, 1, self._line(line_start))
+                region.labels += 1
+                non_op_append(line)
+                non_ops += 1
+                line_kind[line] = ("label", None)
+            else:  # kind == 4: a comment or a blank line, read as nothing
+                non_op_append(line)
+                non_ops += 1
+                line_kind[line] = _COMMENT
         if region is not root:
             raise Unvouched("regions still open at the end")
         root.end = end
@@ -435,6 +452,26 @@ class _Reader(UseSearch):
         self.top_ops = top_count  # region-holding ops at the top level
         self.last_body_line = line + data.count(b"\n", position, end) - 1
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
+        self._read_allocas(placed)
+
+    def _closing(self, line_start: int, region: Region, owner: OpFrame) -> None:
+        """A region's closing line: checked, and what follows its `}` kept (the generic
+        form prints an op's attributes there)."""
+        data = self.data
+        line_end = data.index(b"\n", line_start)
+        rest_bytes = data[data.index(b"}", line_start) + 1 : line_end]
+        # Closing lines differ mostly by their alias location, which changes nothing
+        # below: what is left is checked once per distinct text.
+        alias_at = rest_bytes.rfind(b" loc(#")
+        key = (rest_bytes[:alias_at] if alias_at >= 0
+               and _ALIAS_LOC.fullmatch(rest_bytes, alias_at) else rest_bytes)
+        if not self.closings.get((region.generic, key), False):
+            self._check_closing(key.decode(), region.generic)
+            self.closings[(region.generic, key)] = True
+        rest = rest_bytes.decode()
+        tail = rest[:-1] if rest.endswith("{") else rest
+        if tail.strip():
+            owner.trailer.append(tail)
 
     @staticmethod
     def _check_closing(rest: str, generic: bool) -> None:
@@ -455,8 +492,27 @@ class _Reader(UseSearch):
         if not well_formed:
             raise Unvouched("a region end this reader does not read")
 
-    def _region_op(self, text: str, line: int, order: int, region: Region,
-                   run_once: frozenset[str]) -> tuple[OpFrame, bool]:
+    def _region_op(self, text: str, line: int, order: int, region: Region
+                   ) -> tuple[OpFrame, bool]:
+        """The op whose line `text` opens a region (its shape read once per distinct
+        line: `_region_op_shape`)."""
+        shape = self.region_ops.get(text)
+        if shape is None:
+            shape = self.region_ops[text] = self._region_op_shape(text)
+        region.had_ops = True
+        bare = shape.name
+        index = region.child_counts.get(bare, 0)
+        region.child_counts[bare] = index + 1
+        frame = OpFrame(bare, order, line, shape.col, shape.header, shape.results,
+                        region.owner, index, shape.loop_like, self.chunk_index)
+        frame.first_line_chars = shape.first_line_chars
+        if shape.is_func:
+            self.funcs.append(frame)
+        return frame, shape.generic
+
+    def _region_op_shape(self, text: str) -> _RegionOpShape:
+        """What the line of an op that opens a region says of the op; raises Unvouched
+        for a line this reader does not read."""
         head = _HEAD.match(text)
         if head is None or head.group(2) in _ALLOCA_NAMES:
             raise Unvouched("an op this reader does not read")
@@ -472,32 +528,22 @@ class _Reader(UseSearch):
                 or before_brace.count("[") != before_brace.count("]")
                 or before_brace.count("(") - before_brace.count(")") != (1 if generic else 0)):
             raise Unvouched("a region start this reader does not read")
-        region.had_ops = True
         bare = name.strip('"')
-        index = region.child_counts.get(bare, 0)
-        region.child_counts[bare] = index + 1
         results_text = head.group(1)
         # The op's text ends before the `{` that opens its region (as the careful reader
         # splits the line there).
         text_before_brace = text[head.start(1) if results_text else head.start(2)
                                  : text.rindex("{")]
-        header = text_before_brace.strip()
-        frame = OpFrame(
+        return _RegionOpShape(
             name=bare,
-            order=order,
-            line=line,
             col=head.start(2) + 1,
-            header=header,
+            header=text_before_brace.strip(),
             results=_results_of(results_text) if results_text else (),
-            parent=region.owner,
-            sibling_index=index,
-            loop_like=bare not in run_once,
-            chunk=self.chunk_index,
+            loop_like=bare not in self.settings.run_once_ops,
+            first_line_chars=len(text_before_brace),
+            is_func=bare == "func" or bare.endswith(".func"),
+            generic=generic,
         )
-        frame.first_line_chars = len(text_before_brace)
-        if bare == "func" or bare.endswith(".func"):
-            self.funcs.append(frame)
-        return frame, generic
 
     def _next_code_line(self, start: int) -> str:
         """The first line from `start` on that is neither blank nor a comment (what decides,
@@ -513,6 +559,44 @@ class _Reader(UseSearch):
 
     def _line(self, line_start: int) -> str:
         return self.data[line_start : self.data.index(b"\n", line_start)].decode()
+
+    def _read_allocas(self, placed: list[tuple[int, int, int, Region]]) -> None:
+        """The allocas placed by `_structure`, read in text order. An op in the common
+        shape whose body was read before costs one match (`_COMMON_ALLOCA`) and the
+        records; any other goes the way of `_alloca`."""
+        data = self.data
+        common = _COMMON_ALLOCA.match
+        bodies = self.bodies
+        allocas, line_kind, dynamic = self.allocas, self.line_kind, self.dynamic
+        add_alloca = allocas.append
+        add_live_end, add_live_end_line = self.live_end.append, self.live_end_line.append
+        add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
+        chunk = self.chunk_index
+        for line_start, line, order, region in placed:
+            found = common(data, line_start)
+            body = bodies.get(found.group(3)) if found is not None else None
+            if found is None or body is None:
+                self._alloca(line_start, line, order, region)
+                alloca = allocas[-1]
+                if alloca.syntax.dynamic_sizes:  # type: ignore[union-attr]
+                    dynamic.append((alloca, line_start))
+                continue
+            text, result, _, alias = found.group(1, 2, 3, 4)
+            results = (result.decode(),)
+            form, dynamic_sizes, symbol_operands, attributes, parsed_type, op = body
+            alloca = RawAlloca(len(allocas), order, line, found.start(3) - line_start + 1,
+                               found.start(1) - line_start + 1, text.decode(), results,
+                               region.frames, chunk)
+            alloca.syntax = AllocaSyntax(results, form, dynamic_sizes, symbol_operands,
+                                         attributes, parsed_type, AliasLoc(alias.decode()), op)
+            add_alloca(alloca)
+            add_live_end(order)
+            add_live_end_line(line)
+            add_region(region)
+            add_line_end(found.end() - 1)
+            line_kind[line] = ("alloca", alloca)
+            if dynamic_sizes:
+                dynamic.append((alloca, line_start))
 
     def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
         """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
@@ -653,6 +737,25 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
 _DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
 _BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")
 _COMMENT: tuple[str, object] = ("comment", None)
+# An allocation op's line until its alloca is read (`_read_allocas`).
+_ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
+# Allocation ops' bodies read (`_alloca`), by their text: what a body reads as depends on
+# its text alone, and the spans of a file, read by readers of their own, repeat most.
+_BODIES: dict[bytes, AllocaBody] = {}
+_MAX_BODIES = 1 << 16
+
+
+class _RegionOpShape(NamedTuple):
+    """What the line of an op that opens a region says of it (`_region_op_shape`)."""
+
+    name: str  # as in OpFrame
+    col: int
+    header: str
+    results: tuple[str, ...]
+    loop_like: bool
+    first_line_chars: int
+    is_func: bool
+    generic: bool  # its region opens with `({`
 
 
 def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
