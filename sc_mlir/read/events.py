@@ -23,6 +23,7 @@ import os
 import re
 from array import array
 from collections.abc import Iterator, Mapping
+from dataclasses import fields
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -62,13 +63,16 @@ _SIMPLE_ALLOCA = re.compile(
     + _ALLOCATION_OP_ALTERNATIVES
     + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
 _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
-# The shape most allocation ops have, a subset of `_SIMPLE_ALLOCA`'s (an alias location,
-# no string in the body), read by one match: 1 the op's text (from its result on), 2 the
-# result, 3 the body (op name to location, `_alloca`'s key of `bodies`), 4 the alias.
+# The shapes most allocation ops have, a subset of `_SIMPLE_ALLOCA`'s read as `_alloca`
+# reads them (an alias location, or one whose only string holds no bracket, `{`, `}`, `%`
+# or backslash), by one match: 1 the op's text (from its result on), 2 the result, 3 the
+# body (op name to location, `_alloca`'s key of `bodies`), 4 the location, 5 its alias
+# (None for another location). The body must hold no string, which its quotes say: a
+# count costs less than a class of bytes matched one by one.
 _COMMON_ALLOCA = re.compile(
     rb'[ \t]*+((%[\w$.\-]+) = ((?:"(?:' + _ALLOCATION_OP_ALTERNATIVES + rb')"|(?:'
-    + _ALLOCATION_OP_ALTERNATIVES + rb'))(?![\w$.\-])[^"\n]*)'
-    rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\))[ \t]*+\n")
+    + _ALLOCATION_OP_ALTERNATIVES + rb'))(?![\w$.\-])[^\n]*)'
+    rb' (loc\((?:(#[A-Za-z_0-9][\w$.\-]*)|"[^"\\\n{}%()]*"[^"\\\n()]*)\)))[ \t]*+\n')
 # Searching for the alternation in `_ALLOCATION_OP` tries it at every byte; a literal every
 # op name holds is found by a fast search, and each hit checked against the names it can
 # belong to.
@@ -88,9 +92,10 @@ _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
 # What a line starts with, each kind a group: 2 `}`, 3 a block label, 4 a comment, 5 nothing
 # (a blank line); lines no op starts: 1 the line before ended inside its brackets or operand
 # list, 6 a word that continues the op before, 7 anything an op cannot start with.
-# A line that starts an op matches none, so most lines cost no match object.
+# A line that starts an op matches none, so most lines cost no match object (and one that
+# starts with a value name or a quoted op name is given up at its first byte).
 _LINE_START = re.compile(
-    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
+    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?=[^%\"])(?:(\})|(\^)|(//)|(?=\n)()|(?:"
     + _CONTINUATION_ALTERNATIVES
     + rb")(?![\w$.])()|(?![%\"A-Za-z_])()))"
 )
@@ -323,8 +328,12 @@ class _Reader(UseSearch):
         if len(_BODIES) > _MAX_BODIES:
             _BODIES.clear()
         self.bodies = _BODIES
-        self.closings: dict[tuple[bool, bytes], bool] = {}
-        self.region_ops: dict[str, _RegionOpShape] = {}
+        self.closings = _CLOSINGS
+        if len(_CLOSINGS) > _MAX_SHAPES:
+            _CLOSINGS.clear()
+        self.region_ops = _REGION_OPS.setdefault(self.settings.run_once_ops, {})
+        if len(self.region_ops) > _MAX_SHAPES:
+            self.region_ops.clear()
         self.frame_end_line: dict[int, int] = {}
         root = Region(None, None, 0, start, False)
         region = root
@@ -355,6 +364,7 @@ class _Reader(UseSearch):
         transitions_append = self.transitions.append
         transition_regions_append = self.transition_regions.append
         place = placed.append
+        after_open = _AFTER_OPEN.match
         progress_at = (self.reported + PROGRESS_BYTES if self.on_bytes is not None
                        else len(data) + 1)
         for event in events:
@@ -385,11 +395,10 @@ class _Reader(UseSearch):
                 kind_of_line = line_kind.get(line)
                 if kind_of_line is _COMMENT:
                     continue  # a `{` in a comment
-                text = data[line_start : offset + 1].decode()
-                if (_DICT_ENTRY_BYTES.match(data, offset + 2, end)
-                        if not _BLANK_OR_COMMENT.match(data, offset + 2)
-                        else _DICT_ENTRY.match(self._next_code_line(offset + 2))
-                        ) or text.count('"') % 2:
+                text = data[line_start : offset + 1]
+                after = after_open(data, offset + 2, end)
+                if (after is not None and (after.lastindex is None or _DICT_ENTRY.match(
+                        self._next_code_line(offset + 2)))) or text.count(b'"') % 2:
                     raise Unvouched("an attribute dict over several lines")
                 ops_before = (line - first_body_line) - non_ops
                 if last_close_line == line:
@@ -457,14 +466,9 @@ class _Reader(UseSearch):
     def _closing(self, line_start: int, region: Region, owner: OpFrame) -> None:
         """A region's closing line: checked, and what follows its `}` kept (the generic
         form prints an op's attributes there)."""
-        data = self.data
-        line_end = data.index(b"\n", line_start)
-        rest_bytes = data[data.index(b"}", line_start) + 1 : line_end]
         # Closing lines differ mostly by their alias location, which changes nothing
         # below: what is left is checked once per distinct text.
-        alias_at = rest_bytes.rfind(b" loc(#")
-        key = (rest_bytes[:alias_at] if alias_at >= 0
-               and _ALIAS_LOC.fullmatch(rest_bytes, alias_at) else rest_bytes)
+        rest_bytes, key = _CLOSING_LINE.match(self.data, line_start).group(1, 2)
         if not self.closings.get((region.generic, key), False):
             self._check_closing(key.decode(), region.generic)
             self.closings[(region.generic, key)] = True
@@ -492,13 +496,13 @@ class _Reader(UseSearch):
         if not well_formed:
             raise Unvouched("a region end this reader does not read")
 
-    def _region_op(self, text: str, line: int, order: int, region: Region
+    def _region_op(self, text: bytes, line: int, order: int, region: Region
                    ) -> tuple[OpFrame, bool]:
         """The op whose line `text` opens a region (its shape read once per distinct
         line: `_region_op_shape`)."""
         shape = self.region_ops.get(text)
         if shape is None:
-            shape = self.region_ops[text] = self._region_op_shape(text)
+            shape = self.region_ops[text] = self._region_op_shape(text.decode())
         region.had_ops = True
         bare = shape.name
         index = region.child_counts.get(bare, 0)
@@ -574,28 +578,32 @@ class _Reader(UseSearch):
         chunk = self.chunk_index
         for line_start, line, order, region in placed:
             found = common(data, line_start)
-            body = bodies.get(found.group(3)) if found is not None else None
-            if found is None or body is None:
+            body = location = None
+            if found is not None:
+                text, result, body_text, loc, alias = found.group(1, 2, 3, 4, 5)
+                # A generic op's name is its string: any other is in the body.
+                if body_text.count(b'"') == (2 if body_text[0] == _QUOTE else 0):
+                    body = bodies.get(body_text)
+                location = (_alias_loc(alias.decode()) if alias is not None
+                            else parse_common_location(loc.decode()))
+            if body is None or location is None:
                 self._alloca(line_start, line, order, region)
                 alloca = allocas[-1]
                 if alloca.syntax.dynamic_sizes:  # type: ignore[union-attr]
                     dynamic.append((alloca, line_start))
                 continue
-            text, result, _, alias = found.group(1, 2, 3, 4)
             results = (result.decode(),)
-            form, dynamic_sizes, symbol_operands, attributes, parsed_type, op = body
             alloca = RawAlloca(len(allocas), order, line, found.start(3) - line_start + 1,
                                found.start(1) - line_start + 1, text.decode(), results,
                                region.frames, chunk)
-            alloca.syntax = AllocaSyntax(results, form, dynamic_sizes, symbol_operands,
-                                         attributes, parsed_type, AliasLoc(alias.decode()), op)
+            alloca.syntax = syntax = _alloca_syntax(results, body, location)
             add_alloca(alloca)
             add_live_end(order)
             add_live_end_line(line)
             add_region(region)
             add_line_end(found.end() - 1)
             line_kind[line] = ("alloca", alloca)
-            if dynamic_sizes:
+            if syntax.dynamic_sizes:
                 dynamic.append((alloca, line_start))
 
     def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
@@ -734,15 +742,27 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
     return body_end, table
 
 
-_DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
-_BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")
+# What follows a `{` that ends a line: a blank line or a comment (group 1: the next line
+# with code decides), or a dict entry (an attribute dict over several lines).
+# (The entry as `lexicon._DICT_ENTRY` reads it, in bytes.)
+_AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
+# A region's closing line: 1 what follows its `}`, 2 the same less an alias location at
+# its end.
+_CLOSING_LINE = re.compile(
+    rb"[ \t]*+\}(([^\n]*?)(?: loc\(#[A-Za-z_0-9][\w$.\-]*\))?)\n")
 _COMMENT: tuple[str, object] = ("comment", None)
 # An allocation op's line until its alloca is read (`_read_allocas`).
 _ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
+_QUOTE = ord('"')
 # Allocation ops' bodies read (`_alloca`), by their text: what a body reads as depends on
 # its text alone, and the spans of a file, read by readers of their own, repeat most.
 _BODIES: dict[bytes, AllocaBody] = {}
 _MAX_BODIES = 1 << 16
+# Likewise the lines of ops that open regions, by the reader's run-once ops (they say which
+# ops are loops) and the line, and what follows a region's `}`, by (generic, text): checked.
+_REGION_OPS: dict[frozenset[str], dict[bytes, _RegionOpShape]] = {}
+_CLOSINGS: dict[tuple[bool, bytes], bool] = {}
+_MAX_SHAPES = 1 << 16
 
 
 class _RegionOpShape(NamedTuple):
@@ -772,3 +792,37 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
                 if m is not None:
                     yield begin
                     break
+
+
+# An alloca in a common shape gets its `AllocaSyntax` and `AliasLoc` (tens of thousands a
+# file) by setting their slots through the slots' own descriptors: a frozen dataclass's
+# __init__ sets each field through object.__setattr__, which takes twice as long.
+# tests/read/test_events.py holds them equal to the constructors'.
+_NEW = object.__new__
+_SET_SYNTAX = tuple(getattr(AllocaSyntax, f.name).__set__ for f in fields(AllocaSyntax))
+_SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]
+
+
+def _alloca_syntax(results: tuple[str, ...], body: AllocaBody, location: Location
+                   ) -> AllocaSyntax:
+    """`AllocaSyntax(results, *body[:5], location, body[5])`."""
+    syntax: AllocaSyntax = _NEW(AllocaSyntax)
+    (set_results, set_form, set_sizes, set_symbols, set_attributes, set_type, set_location,
+     set_op) = _SET_SYNTAX
+    form, sizes, symbols, attributes, parsed_type, op = body
+    set_results(syntax, results)
+    set_form(syntax, form)
+    set_sizes(syntax, sizes)
+    set_symbols(syntax, symbols)
+    set_attributes(syntax, attributes)
+    set_type(syntax, parsed_type)
+    set_location(syntax, location)
+    set_op(syntax, op)
+    return syntax
+
+
+def _alias_loc(name: str) -> AliasLoc:
+    """`AliasLoc(name)`."""
+    location: AliasLoc = _NEW(AliasLoc)
+    _SET_ALIAS_NAME(location, name)
+    return location
