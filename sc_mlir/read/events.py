@@ -328,9 +328,9 @@ class _Reader(UseSearch):
         if len(_BODIES) > _MAX_BODIES:
             _BODIES.clear()
         self.bodies = _BODIES
-        self.closings = _CLOSINGS
-        if len(_CLOSINGS) > _MAX_SHAPES:
-            _CLOSINGS.clear()
+        for checked in (*_CLOSINGS, _REOPENINGS):
+            if len(checked) > _MAX_SHAPES:
+                checked.clear()
         self.region_ops = _REGION_OPS.setdefault(self.settings.run_once_ops, {})
         if len(self.region_ops) > _MAX_SHAPES:
             self.region_ops.clear()
@@ -365,6 +365,13 @@ class _Reader(UseSearch):
         transition_regions_append = self.transition_regions.append
         place = placed.append
         after_open = _AFTER_OPEN.match
+        closing_line = _CLOSING_LINE.match
+        frame_end_line = self.frame_end_line
+        funcs_append = self.funcs.append
+        chunk_index = self.chunk_index
+        region_ops = self.region_ops
+        generic_closings, closings = _CLOSINGS
+        reopenings = _REOPENINGS
         progress_at = (self.reported + PROGRESS_BYTES if self.on_bytes is not None
                        else len(data) + 1)
         for event in events:
@@ -395,21 +402,39 @@ class _Reader(UseSearch):
                 kind_of_line = line_kind.get(line)
                 if kind_of_line is _COMMENT:
                     continue  # a `{` in a comment
-                text = data[line_start : offset + 1]
                 after = after_open(data, offset + 2, end)
-                if (after is not None and (after.lastindex is None or _DICT_ENTRY.match(
-                        self._next_code_line(offset + 2)))) or text.count(b'"') % 2:
+                if after is not None and (after.lastindex is None or _DICT_ENTRY.match(
+                        self._next_code_line(offset + 2))):
                     raise Unvouched("an attribute dict over several lines")
+                text = data[line_start : offset + 1]
                 ops_before = (line - first_body_line) - non_ops
                 if last_close_line == line:
                     # The op whose region just closed on this line opens its next one.
+                    if text not in reopenings:
+                        if text.count(b'"') % 2:
+                            raise Unvouched("a region end this reader does not read")
+                        reopenings.add(text)
                     assert just_closed is not None and just_closed.owner is not None
                     frame = just_closed.owner
                     generic = just_closed.generic
                 else:
                     if kind_of_line is not None:
                         raise Unvouched("an op this reader does not read")
-                    frame, generic = self._region_op(text, line, ops_before + 1, region)
+                    shape = region_ops.get(text)
+                    if shape is None:
+                        shape = region_ops[text] = self._region_op_shape(text.decode())
+                    region.had_ops = True
+                    name = shape.name
+                    counts = region.child_counts
+                    index = counts.get(name, 0)
+                    counts[name] = index + 1
+                    frame = OpFrame(name, ops_before + 1, line, shape.col, shape.header,
+                                    shape.results, region.owner, index, shape.loop_like,
+                                    chunk_index)
+                    frame.first_line_chars = shape.first_line_chars
+                    if shape.is_func:
+                        funcs_append(frame)
+                    generic = shape.generic
                     if region.owner is None:
                         frame.top_index = top_count
                         top_count += 1
@@ -428,8 +453,20 @@ class _Reader(UseSearch):
                 region.end = line_start
                 owner.end_order = (line - first_body_line) - non_ops
                 owner.end_line = line
-                self.frame_end_line[id(owner)] = last_op_line
-                self._closing(line_start, region, owner)
+                frame_end_line[id(owner)] = last_op_line
+                # Closing lines differ mostly by their alias location, which changes
+                # nothing checked: what is left is checked once per distinct text.
+                rest_bytes, key = closing_line(data, line_start).group(1, 2)
+                checked = generic_closings if region.generic else closings
+                if key not in checked:
+                    self._check_closing(key.decode(), region.generic)
+                    checked.add(key)
+                # What follows the `}` is kept (the generic form prints an op's attributes
+                # there), less a `{` that opens the op's next region.
+                rest = rest_bytes.decode()
+                tail = rest[:-1] if rest.endswith("{") else rest
+                if tail.strip():
+                    owner.trailer.append(tail)
                 just_closed = region
                 region = region.parent  # type: ignore[assignment]
                 transitions_append(line_start)
@@ -463,20 +500,6 @@ class _Reader(UseSearch):
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
         self._read_allocas(placed)
 
-    def _closing(self, line_start: int, region: Region, owner: OpFrame) -> None:
-        """A region's closing line: checked, and what follows its `}` kept (the generic
-        form prints an op's attributes there)."""
-        # Closing lines differ mostly by their alias location, which changes nothing
-        # below: what is left is checked once per distinct text.
-        rest_bytes, key = _CLOSING_LINE.match(self.data, line_start).group(1, 2)
-        if not self.closings.get((region.generic, key), False):
-            self._check_closing(key.decode(), region.generic)
-            self.closings[(region.generic, key)] = True
-        rest = rest_bytes.decode()
-        tail = rest[:-1] if rest.endswith("{") else rest
-        if tail.strip():
-            owner.trailer.append(tail)
-
     @staticmethod
     def _check_closing(rest: str, generic: bool) -> None:
         """Raises Unvouched unless `rest`, what follows a region's `}` on its line, is
@@ -496,27 +519,11 @@ class _Reader(UseSearch):
         if not well_formed:
             raise Unvouched("a region end this reader does not read")
 
-    def _region_op(self, text: bytes, line: int, order: int, region: Region
-                   ) -> tuple[OpFrame, bool]:
-        """The op whose line `text` opens a region (its shape read once per distinct
-        line: `_region_op_shape`)."""
-        shape = self.region_ops.get(text)
-        if shape is None:
-            shape = self.region_ops[text] = self._region_op_shape(text.decode())
-        region.had_ops = True
-        bare = shape.name
-        index = region.child_counts.get(bare, 0)
-        region.child_counts[bare] = index + 1
-        frame = OpFrame(bare, order, line, shape.col, shape.header, shape.results,
-                        region.owner, index, shape.loop_like, self.chunk_index)
-        frame.first_line_chars = shape.first_line_chars
-        if shape.is_func:
-            self.funcs.append(frame)
-        return frame, shape.generic
-
     def _region_op_shape(self, text: str) -> _RegionOpShape:
         """What the line of an op that opens a region says of the op; raises Unvouched
         for a line this reader does not read."""
+        if text.count('"') % 2:
+            raise Unvouched("an attribute dict over several lines")
         head = _HEAD.match(text)
         if head is None or head.group(2) in _ALLOCA_NAMES:
             raise Unvouched("an op this reader does not read")
@@ -759,9 +766,12 @@ _QUOTE = ord('"')
 _BODIES: dict[bytes, AllocaBody] = {}
 _MAX_BODIES = 1 << 16
 # Likewise the lines of ops that open regions, by the reader's run-once ops (they say which
-# ops are loops) and the line, and what follows a region's `}`, by (generic, text): checked.
+# ops are loops) and the line; what follows a region's `}` (less an alias location) checked,
+# in a region its op's `(` left open (generic) or not; and the lines that close a region and
+# open the next.
 _REGION_OPS: dict[frozenset[str], dict[bytes, _RegionOpShape]] = {}
-_CLOSINGS: dict[tuple[bool, bytes], bool] = {}
+_CLOSINGS: tuple[set[bytes], set[bytes]] = (set(), set())  # generic, plain
+_REOPENINGS: set[bytes] = set()  # `} else {`, `}, {` lines
 _MAX_SHAPES = 1 << 16
 
 

@@ -1,0 +1,122 @@
+"""The fast reader's shortcuts give what its general paths give: allocas in a common shape
+read by one match (`_COMMON_ALLOCA`) against `_alloca`, shapes shared between readers
+against a reader that starts with none, records made slot by slot against their
+constructors, a region's frames against its owner's ancestors."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from test_events import generated, scan_key
+
+from sc_mlir.read import events
+from sc_mlir.read.event_regions import Region
+from sc_mlir.read.events import scan_bytes
+from sc_mlir.read.records import OpFrame
+from sc_mlir.read.scan import scan_text
+from sc_mlir.syntax.locations import AliasLoc, FileLoc
+from sc_mlir.syntax.parse import AllocaSyntax, parse_alloca_body
+
+# Lines near the edges of the common shapes: strings in the body or the location, brackets
+# in a location's string, blanks after the location, the other allocation ops.
+EDGE_LINES = [
+    '%a = memref.alloca() : memref<4xf32, 201> loc(#loc1)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc(#loc1)   ',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("a.py":3:4)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("a (b).py":3:4)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("a loc(b":3:4)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("a%b":3:4)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("name")',
+    '%a = memref.alloca() : memref<4xf32, 201> loc("name"(#loc2))',
+    '%a = memref.alloca() : memref<4xf32, 201> loc(callsite(#loc1 at #loc2))',
+    '%a = memref.alloca() {note = " loc(#loc3)"} : memref<4xf32, 201> loc(#loc1)',
+    '%a = memref.alloca() {note = "x"} : memref<4xf32, 201> loc("a.py":1:2)',
+    '%a = memref.alloca() : memref<4xf32, 201> loc(#loc1) loc(#loc2)',
+    '%a = memref.alloca() : memref<4xf32, 201>',
+    '%a = memref.alloc() : memref<4xf32, 201> loc(#loc1)',
+    '%a = tpu.sem_alloc : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>'
+    ' loc(#loc1)',
+    '%a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+    'memref<4xi8, 201> loc(#loc1)',
+    '%a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+    'memref<4xi8, 201> loc("a.py":1:2)',
+    '%a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+    'memref<4xi8, 201> loc("a\\0A.py":1:2)',
+]
+
+
+def _module(line: str) -> str:
+    return f"module {{\n  {line}\n  \"x.use\"(%a) : (memref<4xf32, 201>) -> ()\n}}\n"
+
+
+def _clear_shared() -> None:
+    events._BODIES.clear()
+    events._REGION_OPS.clear()
+    for checked in (*events._CLOSINGS, events._REOPENINGS):
+        checked.clear()
+
+
+def _general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(events, "_COMMON_ALLOCA", re.compile(rb"(?!)"))
+
+
+@pytest.mark.parametrize("line", EDGE_LINES)
+def test_edge_lines_read_as_the_general_path_reads_them(line: str, monkeypatch) -> None:
+    text = _module(line).encode()
+    _clear_shared()
+    scan_bytes(text)  # the body read once: the shortcut takes it from the shared bodies
+    shortcut = scan_bytes(text)
+    _general_path(monkeypatch)
+    _clear_shared()
+    general = scan_bytes(text)
+    assert (shortcut is None) == (general is None)
+    if shortcut is not None and general is not None:
+        assert scan_key(shortcut) == scan_key(general)
+        assert scan_key(shortcut) == scan_key(scan_text(_module(line)))
+
+
+@pytest.mark.parametrize("form", ["generic", "pretty"])
+@pytest.mark.parametrize("locs", ["simple", "xla"])
+def test_generated_modules_read_as_the_general_path_reads_them(
+        tmp_path: Path, monkeypatch, form: str, locs: str) -> None:
+    text = generated(form, locs, 30_000, 7, tmp_path).read_bytes()
+    _clear_shared()
+    cold = scan_bytes(text)
+    warm = scan_bytes(text)
+    _general_path(monkeypatch)
+    _clear_shared()
+    general = scan_bytes(text)
+    assert cold is not None and warm is not None and general is not None
+    assert scan_key(cold) == scan_key(warm) == scan_key(general)
+
+
+def test_records_made_slot_by_slot_equal_their_constructors() -> None:
+    body = parse_alloca_body('"memref.alloca"() <{alignment = 64 : i64}> : () -> '
+                             "memref<16xf32, 201>")
+    location = FileLoc("a.py", 1, 2)
+    made = events._alloca_syntax(("%a",), body, location)
+    assert made == AllocaSyntax(("%a",), *body[:5], location, body[5])
+    assert [f.name for f in fields(AllocaSyntax)] == [
+        "results", "form", "dynamic_sizes", "symbol_operands", "attributes", "type",
+        "location", "op"]
+    assert events._alias_loc("#loc3") == AliasLoc("#loc3")
+    assert hash(events._alias_loc("#loc3")) == hash(AliasLoc("#loc3"))
+
+
+def test_frames_of_regions_nested_deeper_than_the_recursion_limit() -> None:
+    root = Region(None, None, 0, 0, False)
+    region, owner = root, None
+    regions = []
+    for depth in range(1, 3000):
+        owner = OpFrame("x.op", depth, depth, 1, "", (), owner, 0, True, 0)
+        region = Region(owner, region, depth, depth, False)
+        regions.append(region)
+    assert root.frames == ()
+    assert regions[10].frames == tuple(regions[10].owner.ancestors())  # type: ignore[union-attr]
+    assert region.frames == tuple(owner.ancestors())  # type: ignore[union-attr]
+    # A region opened again (`} else {`) has its op's frames too.
+    again = Region(regions[5].owner, regions[4], 6, 0, False)
+    assert again.frames == regions[5].frames
