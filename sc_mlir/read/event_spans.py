@@ -416,12 +416,16 @@ def _shift_lines(scan: FileScan, after: int, shift: int) -> None:
     """Lines past `after` (the span's, read as a text of its own) moved to the file's."""
     if not shift:
         return
-    frames: dict[int, OpFrame] = {}
+    # The allocas of a region share its frames: each distinct chain is walked once.
+    chains: dict[int, tuple[OpFrame, ...]] = {}
     for alloca in scan.allocas:
         alloca.line += shift
         if alloca.live_end_line > after:
             alloca.live_end_line += shift
-        for frame in alloca.frames:
+        chains[id(alloca.frames)] = alloca.frames
+    frames: dict[int, OpFrame] = {}
+    for chain in chains.values():
+        for frame in chain:
             frames[id(frame)] = frame
     for frame in scan.funcs:
         for outer in frame.ancestors():

@@ -80,6 +80,13 @@ _NEEDLE = "alloc"
 assert all(_NEEDLE in name for name in ALLOCATION_OPS)
 _NEEDLE_AT = re.compile(re.escape(_NEEDLE.encode()))
 _NEEDLE_OFFSETS = tuple(sorted({name.index(_NEEDLE) for name in ALLOCATION_OPS}))
+# `_allocation_ops` as one search: a pattern that starts with the literal is searched for
+# it, and what comes before it is looked at behind. Group 1 matches for the `memref.` ops
+# (which start 7 bytes before the literal), group 2 for `tpu.sem_alloc` (8 bytes). (Searched
+# from a line's start: behind it, a newline, which no op name holds.)
+assert ALLOCATION_OPS == ("memref.alloca", "memref.alloc", "tpu.sem_alloc")
+_ALLOCATION_OP_AT = re.compile(
+    rb"alloc(?:(?<=memref\.alloc)(a?)|(?<=tpu\.sem_alloc)())(?![\w$.\-])")
 
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
 # UTF-8 go to the careful reader, which reports them and counts columns in characters).
@@ -314,7 +321,8 @@ class _Reader(UseSearch):
         # at that newline.
         events = [offset << 3 for offset in self.close_starts]
         events.extend((offset << 3) | 1 for offset in self.label_starts)
-        events.extend((at << 3) | 2 for at in _allocation_ops(data, start, end))
+        events.extend(((m.start() - (7 if m.lastindex == 1 else 8)) << 3) | 2
+                      for m in _ALLOCATION_OP_AT.finditer(data, start, end))
         events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
         events.extend((offset << 3) | 4 for offset in self.comment_lines)
         events.extend((offset << 3) | 4 for offset in self.blank_starts)
@@ -583,6 +591,10 @@ class _Reader(UseSearch):
         add_live_end, add_live_end_line = self.live_end.append, self.live_end_line.append
         add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
         chunk = self.chunk_index
+        new = _NEW
+        (set_results, set_form, set_sizes, set_symbols, set_attributes, set_type, set_location,
+         set_op) = _SET_SYNTAX
+        set_alias_name = _SET_ALIAS_NAME
         for line_start, line, order, region in placed:
             found = common(data, line_start)
             body = location = None
@@ -591,8 +603,13 @@ class _Reader(UseSearch):
                 # A generic op's name is its string: any other is in the body.
                 if body_text.count(b'"') == (2 if body_text[0] == _QUOTE else 0):
                     body = bodies.get(body_text)
-                location = (_alias_loc(alias.decode()) if alias is not None
-                            else parse_common_location(loc.decode()))
+                if body is None:
+                    pass
+                elif alias is not None:
+                    location = new(AliasLoc)  # AliasLoc(alias.decode())
+                    set_alias_name(location, alias.decode())
+                else:
+                    location = parse_common_location(loc.decode())
             if body is None or location is None:
                 self._alloca(line_start, line, order, region)
                 alloca = allocas[-1]
@@ -603,14 +620,25 @@ class _Reader(UseSearch):
             alloca = RawAlloca(len(allocas), order, line, found.start(3) - line_start + 1,
                                found.start(1) - line_start + 1, text.decode(), results,
                                region.frames, chunk)
-            alloca.syntax = syntax = _alloca_syntax(results, body, location)
+            # AllocaSyntax(results, *body[:5], location, body[5])
+            syntax = new(AllocaSyntax)
+            form, sizes, symbols, attributes, parsed_type, op = body
+            set_results(syntax, results)
+            set_form(syntax, form)
+            set_sizes(syntax, sizes)
+            set_symbols(syntax, symbols)
+            set_attributes(syntax, attributes)
+            set_type(syntax, parsed_type)
+            set_location(syntax, location)
+            set_op(syntax, op)
+            alloca.syntax = syntax
             add_alloca(alloca)
             add_live_end(order)
             add_live_end_line(line)
             add_region(region)
             add_line_end(found.end() - 1)
             line_kind[line] = ("alloca", alloca)
-            if syntax.dynamic_sizes:
+            if sizes:
                 dynamic.append((alloca, line_start))
 
     def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
@@ -805,34 +833,9 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
 
 
 # An alloca in a common shape gets its `AllocaSyntax` and `AliasLoc` (tens of thousands a
-# file) by setting their slots through the slots' own descriptors: a frozen dataclass's
-# __init__ sets each field through object.__setattr__, which takes twice as long.
-# tests/read/test_events.py holds them equal to the constructors'.
+# file) by setting their slots through the slots' own descriptors (`_read_allocas`): a
+# frozen dataclass's __init__ sets each field through object.__setattr__, which takes twice
+# as long. tests/read/test_event_shortcuts.py holds them equal to the constructors'.
 _NEW = object.__new__
 _SET_SYNTAX = tuple(getattr(AllocaSyntax, f.name).__set__ for f in fields(AllocaSyntax))
 _SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]
-
-
-def _alloca_syntax(results: tuple[str, ...], body: AllocaBody, location: Location
-                   ) -> AllocaSyntax:
-    """`AllocaSyntax(results, *body[:5], location, body[5])`."""
-    syntax: AllocaSyntax = _NEW(AllocaSyntax)
-    (set_results, set_form, set_sizes, set_symbols, set_attributes, set_type, set_location,
-     set_op) = _SET_SYNTAX
-    form, sizes, symbols, attributes, parsed_type, op = body
-    set_results(syntax, results)
-    set_form(syntax, form)
-    set_sizes(syntax, sizes)
-    set_symbols(syntax, symbols)
-    set_attributes(syntax, attributes)
-    set_type(syntax, parsed_type)
-    set_location(syntax, location)
-    set_op(syntax, op)
-    return syntax
-
-
-def _alias_loc(name: str) -> AliasLoc:
-    """`AliasLoc(name)`."""
-    location: AliasLoc = _NEW(AliasLoc)
-    _SET_ALIAS_NAME(location, name)
-    return location

@@ -17,8 +17,8 @@ from sc_mlir.read.event_regions import Region
 from sc_mlir.read.events import scan_bytes
 from sc_mlir.read.records import OpFrame
 from sc_mlir.read.scan import scan_text
-from sc_mlir.syntax.locations import AliasLoc, FileLoc
-from sc_mlir.syntax.parse import AllocaSyntax, parse_alloca_body
+from sc_mlir.syntax.locations import AliasLoc
+from sc_mlir.syntax.parse import AllocaSyntax
 
 # Lines near the edges of the common shapes: strings in the body or the location, brackets
 # in a location's string, blanks after the location, the other allocation ops.
@@ -93,17 +93,25 @@ def test_generated_modules_read_as_the_general_path_reads_them(
     assert scan_key(cold) == scan_key(warm) == scan_key(general)
 
 
-def test_records_made_slot_by_slot_equal_their_constructors() -> None:
-    body = parse_alloca_body('"memref.alloca"() <{alignment = 64 : i64}> : () -> '
-                             "memref<16xf32, 201>")
-    location = FileLoc("a.py", 1, 2)
-    made = events._alloca_syntax(("%a",), body, location)
-    assert made == AllocaSyntax(("%a",), *body[:5], location, body[5])
+def test_records_made_slot_by_slot_have_the_fields_set() -> None:
+    # The shortcut sets these slots in this order, and calls no __post_init__.
     assert [f.name for f in fields(AllocaSyntax)] == [
         "results", "form", "dynamic_sizes", "symbol_operands", "attributes", "type",
         "location", "op"]
-    assert events._alias_loc("#loc3") == AliasLoc("#loc3")
-    assert hash(events._alias_loc("#loc3")) == hash(AliasLoc("#loc3"))
+    assert events._SET_SYNTAX == tuple(getattr(AllocaSyntax, f.name).__set__
+                                       for f in fields(AllocaSyntax))
+    assert [f.name for f in fields(AliasLoc)] == ["name"]
+    assert not hasattr(AllocaSyntax, "__post_init__") and not hasattr(AliasLoc, "__post_init__")
+    text = _module(EDGE_LINES[0]).encode()
+    _clear_shared()
+    scan_bytes(text)
+    shortcut = scan_bytes(text)
+    assert shortcut is not None
+    syntax = shortcut.allocas[0].syntax
+    assert syntax is not None and type(syntax) is AllocaSyntax
+    assert syntax == AllocaSyntax(("%a",), *events._BODIES[
+        b"memref.alloca() : memref<4xf32, 201>"][:5], AliasLoc("#loc1"), "memref.alloca")
+    assert hash(syntax.location) == hash(AliasLoc("#loc1"))
 
 
 def test_frames_of_regions_nested_deeper_than_the_recursion_limit() -> None:
@@ -120,3 +128,19 @@ def test_frames_of_regions_nested_deeper_than_the_recursion_limit() -> None:
     # A region opened again (`} else {`) has its op's frames too.
     again = Region(regions[5].owner, regions[4], 6, 0, False)
     assert again.frames == regions[5].frames
+
+
+def test_allocation_ops_found_by_one_search_as_by_the_needle() -> None:
+    text = (b'alloc memref.alloca memref.alloc memref.allocax memref.alloca.x "memref.alloca"('
+            b' tpu.sem_alloc tpu.sem_alloca xtpu.sem_alloc amemref.alloc memref.alloc-1'
+            b' memref.alloc$ tpu.sem_alloc\nmemref.alloca')
+    found = [m.start() - (7 if m.lastindex == 1 else 8)
+             for m in events._ALLOCATION_OP_AT.finditer(text, 0, len(text))]
+    assert found == list(events._allocation_ops(text, 0, len(text)))
+    assert len(found) == 8
+    # From a line's start, as the reader searches (the needle's search skips an op that
+    # starts before it; the pattern looks behind, across the newline).
+    line_start = text.index(b"\n") + 1
+    assert [m.start() - 7 for m in events._ALLOCATION_OP_AT.finditer(
+        text, line_start, len(text))] == list(events._allocation_ops(
+            text, line_start, len(text))) == [line_start]
