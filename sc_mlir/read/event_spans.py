@@ -71,6 +71,7 @@ class SpanReader:
         self.reported = 0  # bytes told to on_bytes (taken back by `take_back`)
         self.lines = 0
         self._handle: BinaryIO | None = None
+        self._counted: tuple[bytes | None, int] = (None, 0)  # the last span given, its lines
 
     def __enter__(self) -> SpanReader:
         return self
@@ -136,8 +137,10 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._span_at(position)
+            text_lines = text.count(b"\n")
+            self._counted = (text, text_lines)  # `read_span` need not count them again
             yield Span(position, position + len(text), lines_before), text
-            lines_before += text.count(b"\n")
+            lines_before += text_lines
             position += len(text)
         self.lines = lines_before + self.tail_lines
 
@@ -149,7 +152,9 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._read(span.start, span.end - span.start)
-        reader = _Reader(self.head + text + self.close, self.path, self.settings)
+        counted, text_lines = self._counted
+        reader = _Reader(self.head + text + self.close, self.path, self.settings,
+                         lines=self.head_lines + text_lines + 1 if counted is text else None)
         scan = reader.read()
         if reader.top_ops != 1:  # it closes the module and opens another
             raise Unvouched("a span outside the module the file opens with")

@@ -14,8 +14,9 @@ from test_events import generated, scan_key
 
 from sc_mlir.read import events
 from sc_mlir.read.event_regions import Region
+from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import scan_bytes
-from sc_mlir.read.records import OpFrame
+from sc_mlir.read.records import OpFrame, ScanSettings
 from sc_mlir.read.scan import scan_text
 from sc_mlir.syntax.locations import AliasLoc
 from sc_mlir.syntax.parse import AllocaSyntax
@@ -144,3 +145,17 @@ def test_allocation_ops_found_by_one_search_as_by_the_needle() -> None:
     assert [m.start() - 7 for m in events._ALLOCATION_OP_AT.finditer(
         text, line_start, len(text))] == list(events._allocation_ops(
             text, line_start, len(text))) == [line_start]
+
+
+def test_a_span_read_as_given_has_the_lines_its_text_has(tmp_path: Path) -> None:
+    path = generated("generic", "xla", 40_000, 5, tmp_path)
+    with SpanReader(str(path), ScanSettings(), span_bytes=4_000) as reader:
+        assert reader.open()
+        spans = 0
+        for span, text in reader.spans():
+            counted = reader.read_span(span, text)  # the lines counted by `spans`
+            by_itself = reader.read_span(span)  # read again here, and counted
+            assert counted.lines == by_itself.lines == (
+                reader.head + text + reader.close).count(b"\n")
+            spans += 1
+        assert spans > 1
