@@ -153,14 +153,16 @@ class SpanReader:
                 raise Unvouched("the file changed while it was read")
             text = self._read(span.start, span.end - span.start)
         counted, text_lines = self._counted
+        shift = span.lines_before - self.head_lines
         reader = _Reader(self.head + text + self.close, self.path, self.settings,
-                         lines=self.head_lines + text_lines + 1 if counted is text else None)
+                         lines=self.head_lines + text_lines + 1 if counted is text else None,
+                         alloca_line_shift=(self.head_lines, shift))
         scan = reader.read()
         if reader.top_ops != 1:  # it closes the module and opens another
             raise Unvouched("a span outside the module the file opens with")
         for chunk in scan.chunks:
             chunk.aliases = self.table  # type: ignore[assignment]  # read-only
-        _shift_lines(scan, self.head_lines, span.lines_before - self.head_lines)
+        _shift_frame_lines(scan, self.head_lines, shift)
         return scan
 
     @property
@@ -417,16 +419,14 @@ def _shared_table(key: TableKey) -> LocationTable:
     return table
 
 
-def _shift_lines(scan: FileScan, after: int, shift: int) -> None:
-    """Lines past `after` (the span's, read as a text of its own) moved to the file's."""
+def _shift_frame_lines(scan: FileScan, after: int, shift: int) -> None:
+    """The frames' lines past `after` (the span's, read as a text of its own) moved to the
+    file's (the reader gives the allocas' moved already: `_Reader.alloca_line_shift`)."""
     if not shift:
         return
     # The allocas of a region share its frames: each distinct chain is walked once.
     chains: dict[int, tuple[OpFrame, ...]] = {}
     for alloca in scan.allocas:
-        alloca.line += shift
-        if alloca.live_end_line > after:
-            alloca.live_end_line += shift
         chains[id(alloca.frames)] = alloca.frames
     frames: dict[int, OpFrame] = {}
     for chain in chains.values():

@@ -67,8 +67,8 @@ _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
 # reads them (an alias location, or one whose only string holds no bracket, `{`, `}`, `%`
 # or backslash), by one match: 1 the op's text (from its result on), 2 the result, 3 the
 # body (op name to location, `_alloca`'s key of `bodies`), 4 the location, 5 its alias
-# (None for another location). The body must hold no string, which its quotes say: a
-# count costs less than a class of bytes matched one by one.
+# (None for another location). The body must hold no string: a body read by `_alloca`
+# holds none (a class of bytes matched one by one would cost more).
 _COMMON_ALLOCA = re.compile(
     rb'[ \t]*+((%[\w$.\-]+) = ((?:"(?:' + _ALLOCATION_OP_ALTERNATIVES + rb')"|(?:'
     + _ALLOCATION_OP_ALTERNATIVES + rb'))(?![\w$.\-])[^\n]*)'
@@ -172,9 +172,13 @@ def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None 
 
 class _Reader(UseSearch):
     def __init__(self, data: bytes, path: str, settings: ScanSettings,
-                 on_bytes: BytesRead | None = None, lines: int | None = None) -> None:
+                 on_bytes: BytesRead | None = None, lines: int | None = None,
+                 alloca_line_shift: tuple[int, int] = (0, 0)) -> None:
         self.data = data
         self.known_lines = lines  # the text's lines, when the caller has counted them
+        # (after, shift): the allocas' lines past `after` are given moved by `shift` (a
+        # span read as a text of its own, `event_spans`; the reader counts its own lines).
+        self.alloca_line_shift = alloca_line_shift
         self.path = path
         self.settings = settings
         self.on_bytes = on_bytes
@@ -243,9 +247,15 @@ class _Reader(UseSearch):
         chunk.aliases = table  # type: ignore[assignment]  # a read-only mapping
         chunks[-1] = chunk
         allocas = self.allocas
-        for alloca in allocas:
-            alloca.live_end = self.live_end[alloca.index]
-            alloca.live_end_line = self.live_end_line[alloca.index]
+        after, shift = self.alloca_line_shift
+        for alloca, live_end, live_end_line in zip(allocas, self.live_end, self.live_end_line,
+                                                   strict=True):
+            alloca.live_end = live_end
+            if shift:
+                alloca.line += shift
+                if live_end_line > after:
+                    live_end_line += shift
+            alloca.live_end_line = live_end_line
         if self.on_bytes is not None and file_bytes > self.reported:
             self.on_bytes(file_bytes - self.reported)  # the rest, liveness included
             self.reported = file_bytes
@@ -345,6 +355,8 @@ class _Reader(UseSearch):
         for checked in (*_CLOSINGS, _REOPENINGS):
             if len(checked) > _MAX_SHAPES:
                 checked.clear()
+        if len(_REGION_OPS) > 4:  # as many as the settings readers are given: few
+            _REGION_OPS.clear()
         self.region_ops = _REGION_OPS.setdefault(self.settings.run_once_ops, {})
         if len(self.region_ops) > _MAX_SHAPES:
             self.region_ops.clear()
@@ -606,9 +618,9 @@ class _Reader(UseSearch):
             body = location = None
             if found is not None:
                 text, result, body_text, loc, alias = found.group(1, 2, 3, 4, 5)
-                # A generic op's name is its string: any other is in the body.
-                if body_text.count(b'"') == (2 if body_text[0] == _QUOTE else 0):
-                    body = bodies.get(body_text)
+                # (A body that holds a string, which `_alloca` reads the careful way, is
+                # never among the bodies.)
+                body = bodies.get(body_text)
                 if body is None:
                     pass
                 elif alias is not None:
@@ -794,7 +806,6 @@ _CLOSING_LINE = re.compile(
 _COMMENT: tuple[str, object] = ("comment", None)
 # An allocation op's line until its alloca is read (`_read_allocas`).
 _ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
-_QUOTE = ord('"')
 # Allocation ops' bodies read (`_alloca`), by their text: what a body reads as depends on
 # its text alone, and the spans of a file, read by readers of their own, repeat most.
 _BODIES: dict[bytes, AllocaBody] = {}

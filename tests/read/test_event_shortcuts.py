@@ -1,7 +1,8 @@
 """The fast reader's shortcuts give what its general paths give: allocas in a common shape
 read by one match (`_COMMON_ALLOCA`) against `_alloca`, shapes shared between readers
 against a reader that starts with none, records made slot by slot against their
-constructors, a region's frames against its owner's ancestors."""
+constructors, a region's frames against its owner's ancestors, allocation ops found by one
+search against the needle's, a span's lines counted once against its text's."""
 
 from __future__ import annotations
 
