@@ -621,12 +621,10 @@ class _Reader(UseSearch):
                 # (A body that holds a string, which `_alloca` reads the careful way, is
                 # never among the bodies.)
                 body = bodies.get(body_text)
-                if body is None:
-                    pass
-                elif alias is not None:
+                if body is not None and alias is not None:
                     location = new(AliasLoc)  # AliasLoc(alias.decode())
                     set_alias_name(location, alias.decode())
-                else:
+                elif body is not None:
                     location = parse_common_location(loc.decode())
             if body is None or location is None:
                 self._alloca(line_start, line, order, region)
