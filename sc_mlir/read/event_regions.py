@@ -30,6 +30,20 @@ class Region:
 
     @property
     def frames(self) -> tuple[OpFrame, ...]:
-        if self.frames_cache is None:
-            self.frames_cache = tuple(self.owner.ancestors()) if self.owner else ()
-        return self.frames_cache
+        """Its owner's ancestors, outermost first (`OpFrame.ancestors`): its parent's frames
+        and its owner, as its owner is an op of its parent region."""
+        frames = self.frames_cache
+        if frames is None:
+            # Up to the nearest region whose frames are known (no recursion: regions nest
+            # as deep as the text does), then down again.
+            unknown: list[Region] = []
+            region: Region | None = self
+            while region is not None and region.owner is not None:
+                if region.frames_cache is not None:
+                    break
+                unknown.append(region)
+                region = region.parent
+            frames = region.frames_cache if region is not None and region.frames_cache else ()
+            for below in reversed(unknown):
+                frames = below.frames_cache = (*frames, below.owner)  # type: ignore[has-type]
+        return frames

@@ -71,6 +71,7 @@ class SpanReader:
         self.reported = 0  # bytes told to on_bytes (taken back by `take_back`)
         self.lines = 0
         self._handle: BinaryIO | None = None
+        self._counted: tuple[bytes | None, int] = (None, 0)  # the last span given, its lines
 
     def __enter__(self) -> SpanReader:
         return self
@@ -138,8 +139,10 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._span_at(position)
+            text_lines = text.count(b"\n")
+            self._counted = (text, text_lines)  # `read_span` need not count them again
             yield Span(position, position + len(text), lines_before), text
-            lines_before += text.count(b"\n")
+            lines_before += text_lines
             position += len(text)
         self.lines = lines_before + self.tail_lines
 
@@ -151,13 +154,17 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._read(span.start, span.end - span.start)
-        reader = _Reader(self.head + text + self.close, self.path, self.settings)
+        counted, text_lines = self._counted
+        shift = span.lines_before - self.head_lines
+        reader = _Reader(self.head + text + self.close, self.path, self.settings,
+                         lines=self.head_lines + text_lines + 1 if counted is text else None,
+                         alloca_line_shift=(self.head_lines, shift))
         scan = reader.read()
         if reader.top_ops != 1:  # it closes the module and opens another
             raise Unvouched("a span outside the module the file opens with")
         for chunk in scan.chunks:
             chunk.aliases = self.table  # type: ignore[assignment]  # read-only
-        _shift_lines(scan, self.head_lines, span.lines_before - self.head_lines)
+        _shift_frame_lines(scan, self.head_lines, shift)
         return scan
 
     @property
@@ -414,16 +421,18 @@ def _shared_table(key: TableKey) -> LocationTable:
     return table
 
 
-def _shift_lines(scan: FileScan, after: int, shift: int) -> None:
-    """Lines past `after` (the span's, read as a text of its own) moved to the file's."""
+def _shift_frame_lines(scan: FileScan, after: int, shift: int) -> None:
+    """The frames' lines past `after` (the span's, read as a text of its own) moved to the
+    file's (the reader gives the allocas' moved already: `_Reader.alloca_line_shift`)."""
     if not shift:
         return
-    frames: dict[int, OpFrame] = {}
+    # The allocas of a region share its frames: each distinct chain is walked once.
+    chains: dict[int, tuple[OpFrame, ...]] = {}
     for alloca in scan.allocas:
-        alloca.line += shift
-        if alloca.live_end_line > after:
-            alloca.live_end_line += shift
-        for frame in alloca.frames:
+        chains[id(alloca.frames)] = alloca.frames
+    frames: dict[int, OpFrame] = {}
+    for chain in chains.values():
+        for frame in chain:
             frames[id(frame)] = frame
     for frame in scan.funcs:
         for outer in frame.ancestors():

@@ -23,8 +23,10 @@ import os
 import re
 from array import array
 from collections.abc import Iterator, Mapping
+from dataclasses import fields
 from functools import cache
 from itertools import pairwise
+from typing import NamedTuple
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -62,6 +64,16 @@ _SIMPLE_ALLOCA = re.compile(
     + _ALLOCATION_OP_ALTERNATIVES
     + rb')(?P=quote))(?![\w$.\-])[^\n]*+\n')
 _ALIAS_LOC = re.compile(rb" loc\((#[A-Za-z_0-9][\w$.\-]*)\)")
+# The shapes most allocation ops have, a subset of `_SIMPLE_ALLOCA`'s read as `_alloca`
+# reads them (an alias location, or one whose only string holds no bracket, `{`, `}`, `%`
+# or backslash), by one match: 1 the op's text (from its result on), 2 the result, 3 the
+# body (op name to location, `_alloca`'s key of `bodies`), 4 the location, 5 its alias
+# (None for another location). The body must hold no string: a body read by `_alloca`
+# holds none (a class of bytes matched one by one would cost more).
+_COMMON_ALLOCA = re.compile(
+    rb'[ \t]*+((%[\w$.\-]+) = ((?:"(?:' + _ALLOCATION_OP_ALTERNATIVES + rb')"|(?:'
+    + _ALLOCATION_OP_ALTERNATIVES + rb'))(?![\w$.\-])[^\n]*)'
+    rb' (loc\((?:(#[A-Za-z_0-9][\w$.\-]*)|"[^"\\\n{}%()]*"[^"\\\n()]*)\)))[ \t]*+\n')
 # Searching for the alternation in `_ALLOCATION_OP` tries it at every byte; a literal every
 # op name holds is found by a fast search, and each hit checked against the names it can
 # belong to.
@@ -69,6 +81,13 @@ _NEEDLE = "alloc"
 assert all(_NEEDLE in name for name in ALLOCATION_OPS)
 _NEEDLE_AT = re.compile(re.escape(_NEEDLE.encode()))
 _NEEDLE_OFFSETS = tuple(sorted({name.index(_NEEDLE) for name in ALLOCATION_OPS}))
+# `_allocation_ops` as one search: a pattern that starts with the literal is searched for
+# it, and what comes before it is looked at behind. Group 1 matches for the `memref.` ops
+# (which start 7 bytes before the literal), group 2 for `tpu.sem_alloc` (8 bytes). (Searched
+# from a line's start: behind it, a newline, which no op name holds.)
+assert ALLOCATION_OPS == ("memref.alloca", "memref.alloc", "tpu.sem_alloc")
+_ALLOCATION_OP_AT = re.compile(
+    rb"alloc(?:(?<=memref\.alloc)(a?)|(?<=tpu\.sem_alloc)())(?![\w$.\-])")
 
 # Bytes the reader vouches for: printable ASCII, tab and newline (CR, control bytes and
 # UTF-8 go to the careful reader, which reports them and counts columns in characters).
@@ -78,12 +97,16 @@ _CONTINUATION_ALTERNATIVES = b"|".join(w.encode() for w in sorted(_CONTINUATION_
 _PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
 _REGION_OPEN = re.compile(rb"\{\n")
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
+# Whether there is a `//` at all, in a third of the time `bytes.count` takes to count none
+# (a literal pattern's search skips along its first byte).
+_DOUBLE_SLASH = re.compile(rb"//")
 # What a line starts with, each kind a group: 2 `}`, 3 a block label, 4 a comment, 5 nothing
 # (a blank line); lines no op starts: 1 the line before ended inside its brackets or operand
 # list, 6 a word that continues the op before, 7 anything an op cannot start with.
-# A line that starts an op matches none, so most lines cost no match object.
+# A line that starts an op matches none, so most lines cost no match object (and one that
+# starts with a value name or a quoted op name is given up at its first byte).
 _LINE_START = re.compile(
-    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?:(\})|(\^)|(//)|(?=\n)()|(?:"
+    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?=[^%\"])(?:(\})|(\^)|(//)|(?=\n)()|(?:"
     + _CONTINUATION_ALTERNATIVES
     + rb")(?![\w$.])()|(?![%\"A-Za-z_])()))"
 )
@@ -181,8 +204,13 @@ def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None 
 
 class _Reader(UseSearch):
     def __init__(self, data: bytes, path: str, settings: ScanSettings,
-                 on_bytes: BytesRead | None = None) -> None:
+                 on_bytes: BytesRead | None = None, lines: int | None = None,
+                 alloca_line_shift: tuple[int, int] = (0, 0)) -> None:
         self.data = data
+        self.known_lines = lines  # the text's lines, when the caller has counted them
+        # (after, shift): the allocas' lines past `after` are given moved by `shift` (a
+        # span read as a text of its own, `event_spans`; the reader counts its own lines).
+        self.alloca_line_shift = alloca_line_shift
         self.path = path
         self.settings = settings
         self.on_bytes = on_bytes
@@ -217,7 +245,7 @@ class _Reader(UseSearch):
         file_bytes = len(data)  # what progress counts: not the newline added below
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
-        self.lines = data.count(b"\n")
+        self.lines = data.count(b"\n") if self.known_lines is None else self.known_lines
         body_start, prefix_scan = self._prefix()
         self.chunk_index = len(prefix_scan.chunks) - 1
         body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
@@ -251,9 +279,15 @@ class _Reader(UseSearch):
         chunk.aliases = table  # type: ignore[assignment]  # a read-only mapping
         chunks[-1] = chunk
         allocas = self.allocas
-        for alloca in allocas:
-            alloca.live_end = self.live_end[alloca.index]
-            alloca.live_end_line = self.live_end_line[alloca.index]
+        after, shift = self.alloca_line_shift
+        for alloca, live_end, live_end_line in zip(allocas, self.live_end, self.live_end_line,
+                                                   strict=True):
+            alloca.live_end = live_end
+            if shift:
+                alloca.line += shift
+                if live_end_line > after:
+                    live_end_line += shift
+            alloca.live_end_line = live_end_line
         if self.on_bytes is not None and file_bytes > self.reported:
             self.on_bytes(file_bytes - self.reported)  # the rest, liveness included
             self.reported = file_bytes
@@ -311,7 +345,9 @@ class _Reader(UseSearch):
             if _SPLIT_LINE.match(data, start):
                 raise Unvouched("a chunk split among the ops")
             in_lines += data.count(b"//", start, line_end)
-        if in_lines != data.count(b"//", self.body_start, self.body_end):
+        body_start, body_end = self.body_start, self.body_end
+        if in_lines != (data.count(b"//", body_start, body_end)
+                        if _DOUBLE_SLASH.search(data, body_start, body_end) else 0):
             raise Unvouched("a comment after code")
         return starts
 
@@ -321,7 +357,9 @@ class _Reader(UseSearch):
     # -- regions, ops and allocas ----------------------------------------------------
 
     def _structure(self) -> None:
-        """Regions, ops and allocas in one pass over the events, in text order."""
+        """Regions, ops and allocas in one pass over the events, in text order. An
+        allocation op is only placed (line, program point, region) in the pass: the
+        allocas are read after it, all at once (`_read_allocas`)."""
         data = self.data
         start, end = self.body_start, self.body_end
         # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
@@ -330,11 +368,12 @@ class _Reader(UseSearch):
         # newline before their line; the body's first line is an op, so the searches start
         # at that newline.
         events = [offset << 3 for offset in self.close_starts]
-        events.extend((offset << 3) | 1 for offset in self.label_starts)
-        events.extend((at << 3) | 2 for at in _allocation_ops(data, start, end))
-        events.extend((m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end))
-        events.extend((offset << 3) | 4 for offset in self.comment_lines)
-        events.extend((offset << 3) | 4 for offset in self.blank_starts)
+        events += [(offset << 3) | 1 for offset in self.label_starts]
+        events += [((m.start() - (7 if m.lastindex == 1 else 8)) << 3) | 2
+                   for m in _ALLOCATION_OP_AT.finditer(data, start, end)]
+        events += [(m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end)]
+        events += [(offset << 3) | 4 for offset in self.comment_lines]
+        events += [(offset << 3) | 4 for offset in self.blank_starts]
         events.sort()
         self.allocas: list[RawAlloca] = []
         self.funcs: list[OpFrame] = []
@@ -342,12 +381,22 @@ class _Reader(UseSearch):
         self.live_end_line: list[int] = []
         self.alloca_region: list[Region] = []
         self.alloca_line_end: list[int] = []
-        self.bodies: dict[bytes, AllocaBody] = {}
-        self.closings: dict[tuple[bool, bytes], bool] = {}
+        if len(_BODIES) > _MAX_BODIES:
+            _BODIES.clear()
+        self.bodies = _BODIES
+        for checked in (*_CLOSINGS, _REOPENINGS):
+            if len(checked) > _MAX_SHAPES:
+                checked.clear()
+        if len(_REGION_OPS) > 4:  # as many as the settings readers are given: few
+            _REGION_OPS.clear()
+        self.region_ops = _REGION_OPS.setdefault(self.settings.run_once_ops, {})
+        if len(self.region_ops) > _MAX_SHAPES:
+            self.region_ops.clear()
         self.frame_end_line: dict[int, int] = {}
         root = Region(None, None, 0, start, False)
         region = root
-        line = self.first_body_line
+        first_body_line = self.first_body_line
+        line = first_body_line
         position = start
         non_ops = 0  # region-end and label lines so far: every other body line is an op
         last_op_line = 0
@@ -359,107 +408,147 @@ class _Reader(UseSearch):
         # What a line is, for lines other than plain ops: ("op", frame) a region's op,
         # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
         self.line_kind: dict[int, tuple[str, object]] = {}
+        # Allocation ops placed, read once the pass is done: line start, line, program
+        # point, region.
+        placed: list[tuple[int, int, int, Region]] = []
         top_count = 0
         last_close_line = -1
         just_closed: Region | None = None
-        run_once = self.settings.run_once_ops
+        # The loop runs once per event: what it calls is looked up once, here.
+        count, rfind = data.count, data.rfind
+        line_kind = self.line_kind
+        offsets_append, lines_append = self.event_offsets.append, self.event_lines.append
+        non_op_append = self.non_op_lines.append
+        transitions_append = self.transitions.append
+        transition_regions_append = self.transition_regions.append
+        place = placed.append
+        after_open = _AFTER_OPEN.match
+        closing_line = _CLOSING_LINE.match
+        frame_end_line = self.frame_end_line
+        funcs_append = self.funcs.append
+        chunk_index = self.chunk_index
+        region_ops = self.region_ops
+        generic_closings, closings = _CLOSINGS
+        reopenings = _REOPENINGS
+        progress_at = (self.reported + PROGRESS_BYTES if self.on_bytes is not None
+                       else len(data) + 1)
         for event in events:
-            offset, kind = event >> 3, event & 7
-            if offset - self.reported >= PROGRESS_BYTES and self.on_bytes is not None:
+            offset = event >> 3
+            kind = event & 7
+            if offset >= progress_at:
                 self._progress(offset)
-            line_start = data.rfind(b"\n", 0, offset) + 1 if kind in (2, 3) else offset
-            new_line = line + data.count(b"\n", position, line_start)
+                progress_at = self.reported + PROGRESS_BYTES
+            # An alloca's or an open's offset is inside its line; the others' its start.
+            line_start = rfind(b"\n", 0, offset) + 1 if kind & 2 else offset
+            new_line = line + count(b"\n", position, line_start)
             if new_line - 1 > line:
                 last_op_line = new_line - 1  # the lines between events are ops
             line = new_line
             position = line_start
-            self.event_offsets.append(line_start)
-            self.event_lines.append(line)
-            ops_before = (line - self.first_body_line) - non_ops
-            if kind == 0:  # `}` starts the line
+            offsets_append(line_start)
+            lines_append(line)
+            if kind == 2:  # an allocation op
+                if line in line_kind:
+                    if line_kind[line] is _COMMENT:
+                        continue  # an op's name in a comment
+                    raise Unvouched("an allocation op that is not alone on its line")
+                region.had_ops = True
+                line_kind[line] = _ALLOCA_PLACED
+                place((line_start, line, (line - first_body_line) - non_ops + 1, region))
+                last_op_line = line
+            elif kind == 3:  # a `{` ends the line
+                kind_of_line = line_kind.get(line)
+                if kind_of_line is _COMMENT:
+                    continue  # a `{` in a comment
+                after = after_open(data, offset + 2, end)
+                if after is not None and (after.lastindex is None or _DICT_ENTRY.match(
+                        self._next_code_line(offset + 2))):
+                    raise Unvouched("an attribute dict over several lines")
+                text = data[line_start : offset + 1]
+                ops_before = (line - first_body_line) - non_ops
+                if last_close_line == line:
+                    # The op whose region just closed on this line opens its next one.
+                    if text not in reopenings:
+                        if text.count(b'"') % 2:
+                            raise Unvouched("a region end this reader does not read")
+                        reopenings.add(text)
+                    assert just_closed is not None and just_closed.owner is not None
+                    frame = just_closed.owner
+                    generic = just_closed.generic
+                else:
+                    if kind_of_line is not None:
+                        raise Unvouched("an op this reader does not read")
+                    shape = region_ops.get(text)
+                    if shape is None:
+                        shape = region_ops[text] = self._region_op_shape(text.decode())
+                    region.had_ops = True
+                    name = shape.name
+                    counts = region.child_counts
+                    index = counts.get(name, 0)
+                    counts[name] = index + 1
+                    frame = OpFrame(name, ops_before + 1, line, shape.col, shape.header,
+                                    shape.results, region.owner, index, shape.loop_like,
+                                    chunk_index)
+                    frame.first_line_chars = shape.first_line_chars
+                    if shape.is_func:
+                        funcs_append(frame)
+                    generic = shape.generic
+                    if region.owner is None:
+                        frame.top_index = top_count
+                        top_count += 1
+                    line_kind[line] = ("op", frame)
+                    last_op_line = line
+                region = Region(frame, region, region.depth + 1, offset + 2, generic)
+                # The ops up to this line, its own included (a `} else {` line is none).
+                region.ops_at_open = ops_before + (last_close_line != line)
+                transitions_append(offset + 1)
+                transition_regions_append(region)
+            elif kind == 0:  # `}` starts the line
                 if region is root:
                     raise Unvouched("'}' closes nothing")
                 owner = region.owner
                 assert owner is not None
                 region.end = line_start
-                owner.end_order = ops_before
+                owner.end_order = (line - first_body_line) - non_ops
                 owner.end_line = line
-                self.frame_end_line[id(owner)] = last_op_line
-                line_end = data.index(b"\n", line_start)
-                rest_bytes = data[data.index(b"}", line_start) + 1 : line_end]
+                frame_end_line[id(owner)] = last_op_line
                 # Closing lines differ mostly by their alias location, which changes
-                # nothing below: what is left is checked once per distinct text.
-                alias_at = rest_bytes.rfind(b" loc(#")
-                key = (rest_bytes[:alias_at] if alias_at >= 0
-                       and _ALIAS_LOC.fullmatch(rest_bytes, alias_at) else rest_bytes)
-                if not self.closings.get((region.generic, key), False):
+                # nothing checked: what is left is checked once per distinct text.
+                rest_bytes, key = closing_line(data, line_start).group(1, 2)
+                checked = generic_closings if region.generic else closings
+                if key not in checked:
                     self._check_closing(key.decode(), region.generic)
-                    self.closings[(region.generic, key)] = True
+                    checked.add(key)
+                # What follows the `}` is kept (the generic form prints an op's attributes
+                # there), less a `{` that opens the op's next region.
                 rest = rest_bytes.decode()
                 tail = rest[:-1] if rest.endswith("{") else rest
                 if tail.strip():
                     owner.trailer.append(tail)
                 just_closed = region
                 region = region.parent  # type: ignore[assignment]
-                self.transitions.append(line_start)
-                self.transition_regions.append(region)
-                self.non_op_lines.append(line)
+                transitions_append(line_start)
+                transition_regions_append(region)
+                non_op_append(line)
                 non_ops += 1
                 last_close_line = line
-                self.line_kind[line] = ("close", owner)
+                line_kind[line] = ("close", owner)
             elif kind == 1:  # a block label
                 # Ops before it in its region (plain op lines are no events: count them).
-                if (region.had_ops or region.labels or line in self.line_kind
-                        or ops_before > region.ops_at_open):
+                if (region.had_ops or region.labels or line in line_kind
+                        or (line - first_body_line) - non_ops > region.ops_at_open):
                     raise Unvouched("a region with several blocks")
                 owner = region.owner
                 if owner is not None and not region.labels and owner.entry_block is None:
                     owner.entry_block = (line, 1, self._line(line_start))
                 region.labels += 1
-                self.non_op_lines.append(line)
+                non_op_append(line)
                 non_ops += 1
-                self.line_kind[line] = ("label", None)
-            elif kind == 4:  # a comment or a blank line: read as nothing
-                self.non_op_lines.append(line)
+                line_kind[line] = ("label", None)
+            else:  # kind == 4: a comment or a blank line, read as nothing
+                non_op_append(line)
                 non_ops += 1
-                self.line_kind[line] = _COMMENT
-            elif self.line_kind.get(line) is _COMMENT:
-                continue  # an op's name or a `{` in a comment
-            elif kind == 2:  # an allocation op
-                if line in self.line_kind:
-                    raise Unvouched("an allocation op that is not alone on its line")
-                region.had_ops = True
-                self._alloca(line_start, line, ops_before + 1, region)
-                if self.allocas[-1].syntax.dynamic_sizes:  # type: ignore[union-attr]
-                    self.dynamic.append((self.allocas[-1], line_start))
-                last_op_line = line
-            else:  # kind == 3: a `{` ends the line
-                text = self._line(line_start)
-                if (_DICT_ENTRY_BYTES.match(data, offset + 2, self.body_end)
-                        if not _BLANK_OR_COMMENT.match(data, offset + 2)
-                        else _DICT_ENTRY.match(self._next_code_line(offset + 2))
-                        ) or text.count('"') % 2:
-                    raise Unvouched("an attribute dict over several lines")
-                if last_close_line == line:
-                    # The op whose region just closed on this line opens its next one.
-                    assert just_closed is not None and just_closed.owner is not None
-                    frame = just_closed.owner
-                    generic = just_closed.generic
-                else:
-                    if line in self.line_kind:
-                        raise Unvouched("an op this reader does not read")
-                    frame, generic = self._region_op(text, line, ops_before + 1, region,
-                                                     run_once)
-                    if region.owner is None:
-                        frame.top_index = top_count
-                        top_count += 1
-                    self.line_kind[line] = ("op", frame)
-                    last_op_line = line
-                region = Region(frame, region, region.depth + 1, offset + 2, generic)
-                # The ops up to this line, its own included (a `} else {` line is none).
-                region.ops_at_open = ops_before + (last_close_line != line)
-                self.transitions.append(offset + 1)
-                self.transition_regions.append(region)
+                line_kind[line] = _COMMENT
         if region is not root:
             raise Unvouched("regions still open at the end")
         root.end = end
@@ -467,6 +556,7 @@ class _Reader(UseSearch):
         self.top_ops = top_count  # region-holding ops at the top level
         self.last_body_line = line + data.count(b"\n", position, end) - 1
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
+        self._read_allocas(placed)
 
     @staticmethod
     def _check_closing(rest: str, generic: bool) -> None:
@@ -487,8 +577,11 @@ class _Reader(UseSearch):
         if not well_formed:
             raise Unvouched("a region end this reader does not read")
 
-    def _region_op(self, text: str, line: int, order: int, region: Region,
-                   run_once: frozenset[str]) -> tuple[OpFrame, bool]:
+    def _region_op_shape(self, text: str) -> _RegionOpShape:
+        """What the line of an op that opens a region says of the op; raises Unvouched
+        for a line this reader does not read."""
+        if text.count('"') % 2:
+            raise Unvouched("an attribute dict over several lines")
         head = _HEAD.match(text)
         if head is None or head.group(2) in _ALLOCA_NAMES:
             raise Unvouched("an op this reader does not read")
@@ -504,32 +597,22 @@ class _Reader(UseSearch):
                 or before_brace.count("[") != before_brace.count("]")
                 or before_brace.count("(") - before_brace.count(")") != (1 if generic else 0)):
             raise Unvouched("a region start this reader does not read")
-        region.had_ops = True
         bare = name.strip('"')
-        index = region.child_counts.get(bare, 0)
-        region.child_counts[bare] = index + 1
         results_text = head.group(1)
         # The op's text ends before the `{` that opens its region (as the careful reader
         # splits the line there).
         text_before_brace = text[head.start(1) if results_text else head.start(2)
                                  : text.rindex("{")]
-        header = text_before_brace.strip()
-        frame = OpFrame(
+        return _RegionOpShape(
             name=bare,
-            order=order,
-            line=line,
             col=head.start(2) + 1,
-            header=header,
+            header=text_before_brace.strip(),
             results=_results_of(results_text) if results_text else (),
-            parent=region.owner,
-            sibling_index=index,
-            loop_like=bare not in run_once,
-            chunk=self.chunk_index,
+            loop_like=bare not in self.settings.run_once_ops,
+            first_line_chars=len(text_before_brace),
+            is_func=bare == "func" or bare.endswith(".func"),
+            generic=generic,
         )
-        frame.first_line_chars = len(text_before_brace)
-        if bare == "func" or bare.endswith(".func"):
-            self.funcs.append(frame)
-        return frame, generic
 
     def _next_code_line(self, start: int) -> str:
         """The first line from `start` on that is neither blank nor a comment (what decides,
@@ -545,6 +628,66 @@ class _Reader(UseSearch):
 
     def _line(self, line_start: int) -> str:
         return self.data[line_start : self.data.index(b"\n", line_start)].decode()
+
+    def _read_allocas(self, placed: list[tuple[int, int, int, Region]]) -> None:
+        """The allocas placed by `_structure`, read in text order. An op in the common
+        shape whose body was read before costs one match (`_COMMON_ALLOCA`) and the
+        records; any other goes the way of `_alloca`."""
+        data = self.data
+        common = _COMMON_ALLOCA.match
+        bodies = self.bodies
+        allocas, line_kind, dynamic = self.allocas, self.line_kind, self.dynamic
+        add_alloca = allocas.append
+        add_live_end, add_live_end_line = self.live_end.append, self.live_end_line.append
+        add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
+        chunk = self.chunk_index
+        new = _NEW
+        (set_results, set_form, set_sizes, set_symbols, set_attributes, set_type, set_location,
+         set_op) = _SET_SYNTAX
+        set_alias_name = _SET_ALIAS_NAME
+        for line_start, line, order, region in placed:
+            found = common(data, line_start)
+            body = location = None
+            if found is not None:
+                text, result, body_text, loc, alias = found.group(1, 2, 3, 4, 5)
+                # (A body that holds a string, which `_alloca` reads the careful way, is
+                # never among the bodies.)
+                body = bodies.get(body_text)
+                if body is not None and alias is not None:
+                    location = new(AliasLoc)  # AliasLoc(alias.decode())
+                    set_alias_name(location, alias.decode())
+                elif body is not None:
+                    location = parse_common_location(loc.decode())
+            if body is None or location is None:
+                self._alloca(line_start, line, order, region)
+                alloca = allocas[-1]
+                if alloca.syntax.dynamic_sizes:  # type: ignore[union-attr]
+                    dynamic.append((alloca, line_start))
+                continue
+            results = (result.decode(),)
+            alloca = RawAlloca(len(allocas), order, line, found.start(3) - line_start + 1,
+                               found.start(1) - line_start + 1, text.decode(), results,
+                               region.frames_cache or region.frames, chunk)
+            # AllocaSyntax(results, *body[:5], location, body[5])
+            syntax = new(AllocaSyntax)
+            form, sizes, symbols, attributes, parsed_type, op = body
+            set_results(syntax, results)
+            set_form(syntax, form)
+            set_sizes(syntax, sizes)
+            set_symbols(syntax, symbols)
+            set_attributes(syntax, attributes)
+            set_type(syntax, parsed_type)
+            set_location(syntax, location)
+            set_op(syntax, op)
+            alloca.syntax = syntax
+            add_alloca(alloca)
+            add_live_end(order)
+            add_live_end_line(line)
+            add_region(region)
+            add_line_end(found.end() - 1)
+            line_kind[line] = ("alloca", alloca)
+            if sizes:
+                dynamic.append((alloca, line_start))
 
     def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
         """What `Scanner._simple_alloca` does with an allocation op alone on its line."""
@@ -747,9 +890,42 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
     return table_end, numbers
 
 
-_DICT_ENTRY_BYTES = re.compile(_DICT_ENTRY.pattern.encode())
-_BLANK_OR_COMMENT = re.compile(rb"[ \t]*+(?:\n|//)")
+# What follows a `{` that ends a line: a blank line or a comment (group 1: the next line
+# with code decides), or a dict entry (an attribute dict over several lines).
+# (The entry as `lexicon._DICT_ENTRY` reads it, in bytes.)
+_AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
+# A region's closing line: 1 what follows its `}`, 2 the same less an alias location at
+# its end.
+_CLOSING_LINE = re.compile(
+    rb"[ \t]*+\}(([^\n]*?)(?: loc\(#[A-Za-z_0-9][\w$.\-]*\))?)\n")
 _COMMENT: tuple[str, object] = ("comment", None)
+# An allocation op's line until its alloca is read (`_read_allocas`).
+_ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
+# Allocation ops' bodies read (`_alloca`), by their text: what a body reads as depends on
+# its text alone, and the spans of a file, read by readers of their own, repeat most.
+_BODIES: dict[bytes, AllocaBody] = {}
+_MAX_BODIES = 1 << 16
+# Likewise the lines of ops that open regions, by the reader's run-once ops (they say which
+# ops are loops) and the line; what follows a region's `}` (less an alias location) checked,
+# in a region its op's `(` left open (generic) or not; and the lines that close a region and
+# open the next.
+_REGION_OPS: dict[frozenset[str], dict[bytes, _RegionOpShape]] = {}
+_CLOSINGS: tuple[set[bytes], set[bytes]] = (set(), set())  # generic, plain
+_REOPENINGS: set[bytes] = set()  # `} else {`, `}, {` lines
+_MAX_SHAPES = 1 << 16
+
+
+class _RegionOpShape(NamedTuple):
+    """What the line of an op that opens a region says of it (`_region_op_shape`)."""
+
+    name: str  # as in OpFrame
+    col: int
+    header: str
+    results: tuple[str, ...]
+    loop_like: bool
+    first_line_chars: int
+    is_func: bool
+    generic: bool  # its region opens with `({`
 
 
 def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
@@ -766,3 +942,12 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
                 if m is not None:
                     yield begin
                     break
+
+
+# An alloca in a common shape gets its `AllocaSyntax` and `AliasLoc` (tens of thousands a
+# file) by setting their slots through the slots' own descriptors (`_read_allocas`): a
+# frozen dataclass's __init__ sets each field through object.__setattr__, which takes twice
+# as long. tests/read/test_event_shortcuts.py holds them equal to the constructors'.
+_NEW = object.__new__
+_SET_SYNTAX = tuple(getattr(AllocaSyntax, f.name).__set__ for f in fields(AllocaSyntax))
+_SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]
