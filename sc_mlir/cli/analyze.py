@@ -65,15 +65,13 @@ from sc_mlir.cli.inputs import (
 )
 from sc_mlir.formats.analysis_json import (
     GROUP_COLUMNS,
-    StringTexts,
     analysis_object,
     group_rows,
     report_group_rows,
-    space_json,
     space_object,
     write_document,
 )
-from sc_mlir.formats.records import to_csv, to_json
+from sc_mlir.formats.records import json_text, to_csv, to_json
 from sc_mlir.model.allocation import Allocation
 from sc_mlir.model.bounds import Bounds
 from sc_mlir.model.dump import LoadSettings
@@ -132,8 +130,7 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
     reports = reports_of_file(bounds, records)
     made: list[Made] = []
     if output is Format.json:
-        texts = StringTexts()  # what the file's spaces repeat, written once
-        made = [space_json(r, group_by, texts) for r in reports]
+        made = [json_text(space_object(r, group_by)) for r in reports]
     elif output is Format.csv:
         made = [report_group_rows(r, group_by) if group_by is not None else space_row(r)
                 for r in reports]

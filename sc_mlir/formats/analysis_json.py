@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
-from json.encoder import encode_basestring as _json_string
-from operator import attrgetter
 from typing import TextIO
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, RemovalStep, SpaceReport, placed_row
 from sc_mlir.analysis.rollup import Rollup, roll_up
-from sc_mlir.formats.records import json_text, to_json
-from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE, Allocation
+from sc_mlir.formats.records import to_json
+from sc_mlir.model.allocation import SCRATCH_OPERAND, SEMAPHORE
 from sc_mlir.model.locations import SourceLocation
 from sc_mlir.read.scan import Diagnostic, is_skipped_allocation
 
@@ -86,39 +83,34 @@ def report_group_rows(report: SpaceReport, by: str) -> list[dict[str, object]]:
     return rows
 
 
-def crossing_object(report: SpaceReport) -> dict[str, object] | None:
-    """A space's `crossing`: where the stack first passes the bound, and the fix."""
-    if report.crossing is None:
-        return None
-    c = report.crossing
-    r = c.alloca.record
-    return {
-        "name": r.name,
-        "words": r.words,
-        "type": r.type,
-        "offset_upper_bound_words": c.offset_upper_bound_words,
-        "bound_words": c.bound_words,
-        "allocating_words": c.allocating_words,
-        "file": r.file,
-        "line": r.line,
-        "col": r.col,
-        "loc": location(r.loc),
-        "contributors": [
-            {**alloca_brief(x.alloca), "cumulative_percent": round(x.cumulative_percent, 2),
-             "live": x.live}
-            for x in c.contributors
-        ],
-        "dead_reserved_words": c.dead_reserved_words,
-        "dead_reserved": [alloca_brief(x.alloca) for x in c.dead_reserved],
-        "removal": [alloca_brief(a) for a in c.removal],
-        "fix": [fix_step(step) for step in c.fix],
-        "fix_still_crosses": (alloca_brief(c.fix_still_crosses)
-                              if c.fix_still_crosses is not None else None),
-    }
-
-
 def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, object]:
-    crossing = crossing_object(report)
+    crossing = None
+    if report.crossing is not None:
+        c = report.crossing
+        r = c.alloca.record
+        crossing = {
+            "name": r.name,
+            "words": r.words,
+            "type": r.type,
+            "offset_upper_bound_words": c.offset_upper_bound_words,
+            "bound_words": c.bound_words,
+            "allocating_words": c.allocating_words,
+            "file": r.file,
+            "line": r.line,
+            "col": r.col,
+            "loc": location(r.loc),
+            "contributors": [
+                {**alloca_brief(x.alloca), "cumulative_percent": round(x.cumulative_percent, 2),
+                 "live": x.live}
+                for x in c.contributors
+            ],
+            "dead_reserved_words": c.dead_reserved_words,
+            "dead_reserved": [alloca_brief(x.alloca) for x in c.dead_reserved],
+            "removal": [alloca_brief(a) for a in c.removal],
+            "fix": [fix_step(step) for step in c.fix],
+            "fix_still_crosses": (alloca_brief(c.fix_still_crosses)
+                                  if c.fix_still_crosses is not None else None),
+        }
     found: dict[str, object] = {
         "file": report.file,
         "chunk": report.chunk,
@@ -151,82 +143,6 @@ def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, 
     if group_by is not None:
         found.update(groups_fields(roll_up(report, group_by)))
     return found
-
-
-class StringTexts(dict[str | None, str]):
-    """The JSON text of str (or None) values, each written once (`json_text` of it): the
-    spaces of a file repeat their file, func, space and type names many times."""
-
-    def __missing__(self, value: str | None) -> str:
-        # What the encoder writes a str as (ensure_ascii off); anything else as it does.
-        text = self[value] = (_json_string(value) if type(value) is str
-                              else json_text(value))
-        return text
-
-
-def space_json(report: SpaceReport, group_by: str | None = None,
-               texts: StringTexts | None = None) -> str:
-    """`json_text(space_object(report, group_by))`, written as text directly: the same
-    bytes, for a fraction of the cost (a large dump has thousands of spaces, and the dicts
-    were made only to be encoded). The crossing and the roll-up, rare or optional, are
-    their objects encoded. `texts`: the strings already written, shared by the spaces of
-    a file. Ints are written by format() (as the encoder does, by their repr)."""
-    q = texts if texts is not None else StringTexts()
-    percent = report.percent_of_bound
-    percent_text = "null" if percent is None else _float_json(round(percent, 2))
-    allocas = report.allocas
-    kinds = list(map(_record_kind, allocas))
-    unsized = ",".join([f'{{"name":{q[r.name]},"line":{r.line},"type":{q[r.type]}}}'
-                        for r in report.unsized])
-    live = ",".join([_alloca_brief_json(a.record, q) for a in report.live_at_peak])
-    crossing = crossing_object(report)
-    space_id, bound, headroom = report.space_id, report.bound_words, report.headroom_words
-    text = (
-        f'{{"file":{q[report.file]},"chunk":{report.chunk},"module":{q[report.module]},'
-        f'"func":{q[report.func]},"dump_header":{q[report.dump_header]},'
-        f'"memory_space":{q[report.memory_space]},'
-        f'"space_id":{"null" if space_id is None else space_id},'
-        f'"space_name":{q[report.space_name]},'
-        f'"bound_words":{"null" if bound is None else bound},'
-        f'"bound_source":{q[report.bound_source]},"alignment_bytes":{report.align_bytes},'
-        f'"alignment_source":{q[report.align_source]},'
-        f'"stack_peak_words":{report.stack_peak_words},'
-        f'"liveness_peak_words":{report.liveness_peak_words},'
-        f'"packed_peak_words":{report.packed_peak_words},"percent_of_bound":{percent_text},'
-        f'"headroom_words":{"null" if headroom is None else headroom},'
-        f'"verdict":{q[report.verdict]},"n_allocas":{len(allocas)},'
-        f'"n_scratch_operands":{kinds.count(SCRATCH_OPERAND)},'
-        f'"n_semaphores":{kinds.count(SEMAPHORE)},"unsized_allocas":[{unsized}],'
-        f'"must_free_words":{report.must_free_words},"live_at_peak":[{live}],'
-        f'"crossing":{"null" if crossing is None else json_text(crossing)}}}'
-    )
-    if group_by is None:
-        return text
-    # The roll-up's keys come last, as `space_object` adds them.
-    return f"{text[:-1]},{json_text(groups_fields(roll_up(report, group_by)))[1:]}"
-
-
-_record_kind = attrgetter("record.kind")
-
-
-def _float_json(value: float) -> str:
-    # The C encoder writes a finite float by its repr.
-    return float.__repr__(value) if math.isfinite(value) else json_text(value)
-
-
-def _alloca_brief_json(r: Allocation, q: StringTexts) -> str:
-    """`json_text(alloca_brief(...))` of a report entry's record."""
-    index, words, loc = r.scratch_index, r.words, r.loc
-    line, col = loc.line, loc.col
-    names = ",".join(map(q.__getitem__, loc.names))
-    problems = (f',"problems":[{",".join(map(q.__getitem__, loc.problems))}]'
-                if loc.problems else "")
-    return (f'{{"kind":{q[r.kind]},"name":{q[r.name]},'
-            f'"scratch_index":{"null" if index is None else index},"type":{q[r.type]},'
-            f'"words":{"null" if words is None else words},"line":{r.line},"col":{r.col},'
-            f'"last_use_line":{r.last_use_line},"loc":{{"file":{q[loc.file]},'
-            f'"line":{"null" if line is None else line},"col":{"null" if col is None else col},'
-            f'"names":[{names}]{problems}}}}}')
 
 
 def document(path: str, spaces: list[dict[str, object]], diagnostics: list[Diagnostic]
