@@ -32,6 +32,7 @@ from sc_mlir.syntax.parse import (
     Argument,
     OtherType,
     SyntaxProblem,
+    alignment_of,
     parse_arguments,
     parse_input_types,
     parse_type,
@@ -382,6 +383,10 @@ class _Nest(NamedTuple):
     enclosing: tuple[str, str, str | None, int | None]
 
 
+# What an alloca's body means in a chunk under a core type: form, memref, words, space,
+# alignment, kind, op.
+_Facts = tuple[str, MemRefType, int | None, Space, int | None, str, str]
+
 _NO_NEST = _Nest(None, None, "", ("", "", None, None))
 _UNKNOWN = object()  # a symbol not yet looked for (None: the frame defines none)
 
@@ -608,64 +613,87 @@ class _Builder:
                   ) -> list[Allocation]:
         """`build` on each alloca the scanner parsed, in order, with a note for each one
         skipped or too large to size. One loop with what allocas share looked up by
-        identity (a region's allocas share its frames tuple; a parsed type or attribute
-        list is shared by the allocas written alike): a dump has one record per alloca."""
+        identity: a region's allocas share its frames tuple, and the allocas written alike
+        their parsed body (the reader's, one per distinct text), whose meaning in a chunk
+        and under a core type (`_Facts`) is made once. A dump has one record per alloca."""
         path = self.path
         placements = self.placements
-        typed_of = self.typed
-        alignments: dict[int, int | None] = {}
+        facts_in: dict[tuple[int, str | None], dict[int, _Facts]] = {}
         locations_of = {index: context.locations for index, context in self.contexts.items()}
-        kind_of_op = KIND_OF_OP
         ops: list[Allocation] = []
         append = ops.append
         last_frames: tuple[OpFrame, ...] | None = None
         last_chunk = -1
         where: Placement | None = None
+        facts_here: dict[int, _Facts] = {}
+        locations: LocationTable | None = None
         for raw in allocas:
-            syntax = raw.syntax
-            if syntax is None:
-                continue  # the scanner already reported why
             chunk = raw.chunk
             frames = raw.frames
-            if frames is not last_frames or chunk != last_chunk or where is None:
+            if frames is not last_frames or chunk != last_chunk:
                 where = placements.get((id(frames[-1]) if frames else None, chunk))
                 if where is None:
                     where = self.placement(frames, chunk)
                 last_frames, last_chunk = frames, chunk
-            typed = typed_of.get((id(syntax.type), chunk, where.core_type))
-            if typed is None:
-                try:
-                    typed = self._typed(syntax.type, chunk, where.core_type)
-                except _Skip as skip:
-                    diagnostics.append(Diagnostic(path, raw.line, raw.col,
-                                                  f"{syntax.op} skipped: {skip}", raw.text))
-                    continue
-            memref, words, space = typed
-            attributes = syntax.attributes
-            if attributes:
-                key = id(attributes)
-                if key in alignments:
-                    alignment = alignments[key]
-                else:
-                    alignment = alignments[key] = syntax.alignment
+                context_key = (chunk, where.core_type)
+                facts_here = facts_in.get(context_key) or facts_in.setdefault(context_key, {})
+                locations = locations_of[chunk]
+            body = raw.body
+            if body is not None:
+                # Bodies are shared and outlive this loop (each raw holds its own): their
+                # identities stay distinct.
+                facts = facts_here.get(id(body))
+                if facts is None:
+                    facts = self._facts(body[4], body[3], body[0], body[5], raw, where,
+                                        diagnostics)
+                    if facts is None:
+                        continue
+                    facts_here[id(body)] = facts
+                location = raw.location
             else:
-                alignment = None
+                syntax = raw.syntax
+                if syntax is None:
+                    continue  # the scanner already reported why
+                facts = self._facts(syntax.type, syntax.attributes, syntax.form, syntax.op,
+                                    raw, where, diagnostics)
+                if facts is None:
+                    continue
+                location = syntax.location
+            form, memref, words, space, alignment, kind, op = facts
             dynamic: tuple[int | None, ...] | None = None
             if raw.size_constants:
                 dynamic = _resolve_dynamic(memref.shape, raw.size_constants)
                 words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
             results = raw.results
             record = Allocation(
-                path, chunk, results[0] if results else "", raw.line, raw.col, syntax.form,
+                path, chunk, results[0] if results else "", raw.line, raw.col, form,
                 raw.order, raw.live_end, raw.live_end_line, alignment, words, memref, where,
-                space, dynamic, syntax.location, locations_of[chunk],
-                kind_of_op.get(syntax.op, ALLOCA))
+                space, dynamic, location, locations, kind)
             append(record)
             if words is None and size_too_large(record.resolved_shape):
                 diagnostics.append(Diagnostic(
-                    path, raw.line, raw.col, f"{syntax.op} size too large to count "
+                    path, raw.line, raw.col, f"{op} size too large to count "
                     "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
         return ops
+
+    def _facts(self, parsed: MemRefType | OtherType,
+               attributes: tuple[tuple[str, str | None], ...], form: str, op: str,
+               raw: RawAlloca, where: Placement, diagnostics: list[Diagnostic]
+               ) -> _Facts | None:
+        """What an alloca's body means where it is, or None (with a note) when its type is
+        not a memref the model can read."""
+        chunk = raw.chunk
+        typed = self.typed.get((id(parsed), chunk, where.core_type))
+        if typed is None:
+            try:
+                typed = self._typed(parsed, chunk, where.core_type)
+            except _Skip as skip:
+                diagnostics.append(Diagnostic(self.path, raw.line, raw.col,
+                                              f"{op} skipped: {skip}", raw.text))
+                return None
+        memref, words, space = typed
+        return (form, memref, words, space, alignment_of(attributes) if attributes else None,
+                KIND_OF_OP.get(op, ALLOCA), op)
 
     def _typed(self, parsed: MemRefType | OtherType, chunk: int, core_type: str | None
                ) -> tuple[MemRefType, int | None, Space]:
