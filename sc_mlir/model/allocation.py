@@ -355,9 +355,9 @@ def _all_defined(scan: FileScan, aliases_of: dict[int, Mapping[str, str]]) -> bo
     the fast reader's table once per chunk (a large dump has tens of thousands)."""
     names_of: dict[int, list[str]] = {}
     for raw in scan.allocas:
-        syntax = raw.syntax
-        if syntax is not None and isinstance(syntax.location, AliasLoc):
-            names_of.setdefault(raw.chunk, []).append(syntax.location.name)
+        location = raw.location  # its syntax's, without making the syntax
+        if isinstance(location, AliasLoc):
+            names_of.setdefault(raw.chunk, []).append(location.name)
     for chunk, names in names_of.items():
         aliases = aliases_of.get(chunk, {})
         if isinstance(aliases, TrailingTable):
@@ -416,9 +416,23 @@ class _Builder:
     def placement(self, frames: tuple[OpFrame, ...], chunk: int) -> Placement:
         key = (id(frames[-1]) if frames else None, chunk)
         found = self.placements.get(key)
-        if found is None:
-            header = self.contexts[chunk].chunk.header
-            found = self.placements[key] = self._place(frames, header)
+        return found if found is not None else self._new_placement(frames, chunk, key)
+
+    def _new_placement(self, frames: tuple[OpFrame, ...], chunk: int,
+                       key: tuple[int | None, int]) -> Placement:
+        """The placement of the ops inside frames[-1] in `chunk`, remembered by `key`."""
+        header = self.contexts[chunk].chunk.header
+        if frames:
+            leaf = frames[-1]
+            nest = self.nests.get(id(leaf)) or self.nest(frames)
+            scope = nest.scope_frame or nest.func_frame or leaf
+            module, func, core_type, scratch = nest.enclosing
+            found = Placement(module, func, core_type, scratch, scope.name, scope.order,
+                              scope.end_order, nest.scope_path, header)
+        else:
+            module, func, core_type, scratch = _NO_NEST.enclosing
+            found = Placement(module, func, core_type, scratch, "", 0, -1, "", header)
+        self.placements[key] = found
         return found
 
     def nest(self, frames: tuple[OpFrame, ...]) -> _Nest:
@@ -437,35 +451,51 @@ class _Builder:
             depth -= 1
         outer = nests[id(frames[depth - 1])] if depth > 0 else None
         root = frames[0]
-        symbols = self.symbols
         scope_ops = self.settings.scope_ops
         make = tuple.__new__  # a NamedTuple's own constructor is a Python-level call
         for frame in frames[depth:]:
-            # The func is the innermost frame that defines a symbol and is not a module;
-            # the scope path runs from it down (from the outermost frame when there is none).
             name = frame.name
-            if name == "module" or name.endswith(".module"):
-                symbol = None
-            else:
-                symbol = symbols.get(id(frame), _UNKNOWN)
-                if symbol is _UNKNOWN:
-                    symbol = symbols[id(frame)] = frame_symbol(frame)
-            is_scope = name in scope_ops
-            if symbol:
-                outer = make(_Nest, (frame, frame if is_scope else
-                                     outer.scope_frame if outer is not None else None,
-                                     f"{name}@{symbol}", self._enclosing(frame, root)))
-            elif outer is None:  # the outermost frame
-                outer = make(_Nest, (None, frame if is_scope else None,
-                                     f"{name}#{frame.sibling_index}",
-                                     self._enclosing(None, root)))
-            else:
+            header = frame.header
+            trailer = frame.trailer
+            # Most frames (loops, ifs, regions) define no symbol: `frame_symbol` finds one
+            # only with `@` or `sym_name` in `attribute_text()`, the header and trailer
+            # parts joined by spaces (which the literals hold none of).
+            if outer is not None and "@" not in header and "sym_name" not in header and (
+                    not trailer or "sym_name" not in (
+                        trailer[0] if len(trailer) == 1 else " ".join(trailer))):
                 path = outer.scope_path
                 step = f"{name}#{frame.sibling_index}"
-                outer = make(_Nest, (outer.func_frame, frame if is_scope else outer.scope_frame,
+                outer = make(_Nest, (outer.func_frame,
+                                     frame if name in scope_ops else outer.scope_frame,
                                      f"{path}/{step}" if path else step, outer.enclosing))
+            else:
+                outer = self._step(frame, outer, root)
             nests[id(frame)] = outer
-        return outer
+        return outer  # type: ignore[return-value]
+
+    def _step(self, frame: OpFrame, outer: _Nest | None, root: OpFrame) -> _Nest:
+        """What `frame` says about the ops inside it, given what the frames above it say
+        (`outer`, None for the outermost frame `root`)."""
+        # The func is the innermost frame that defines a symbol and is not a module; the
+        # scope path runs from it down (from the outermost frame when there is none).
+        name = frame.name
+        if name == "module" or name.endswith(".module"):
+            symbol = None
+        else:
+            symbol = self.symbol(frame)
+        scope_frame = frame if name in self.settings.scope_ops else None
+        make = tuple.__new__
+        if symbol:
+            return make(_Nest, (frame, scope_frame or (outer.scope_frame if outer is not None
+                                                        else None),
+                                f"{name}@{symbol}", self._enclosing(frame, root)))
+        if outer is None:  # the outermost frame
+            return make(_Nest, (None, scope_frame, f"{name}#{frame.sibling_index}",
+                                self._enclosing(None, root)))
+        path = outer.scope_path
+        step = f"{name}#{frame.sibling_index}"
+        return make(_Nest, (outer.func_frame, scope_frame or outer.scope_frame,
+                            f"{path}/{step}" if path else step, outer.enclosing))
 
     def _enclosing(self, func_frame: OpFrame | None, outer: OpFrame | None
                    ) -> tuple[str, str, str | None, int | None]:
@@ -488,16 +518,6 @@ class _Builder:
             found = self.facts[key] = (core.group(1) if core else None,
                                        int(scratch.group(1)) if scratch else None)
         return found
-
-    def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
-        nest = self.nest(frames)
-        module, func, core_type, scratch = nest.enclosing
-        scope = nest.scope_frame or nest.func_frame or (frames[-1] if frames else None)
-        if scope is None:
-            return Placement(module, func, core_type, scratch, "", 0, -1, nest.scope_path,
-                             header)
-        return Placement(module, func, core_type, scratch, scope.name, scope.order,
-                         scope.end_order, nest.scope_path, header)
 
     def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
               ) -> Space:
@@ -631,9 +651,10 @@ class _Builder:
             chunk = raw.chunk
             frames = raw.frames
             if frames is not last_frames or chunk != last_chunk:
-                where = placements.get((id(frames[-1]) if frames else None, chunk))
+                key = (id(frames[-1]) if frames else None, chunk)
+                where = placements.get(key)
                 if where is None:
-                    where = self.placement(frames, chunk)
+                    where = self._new_placement(frames, chunk, key)
                 last_frames, last_chunk = frames, chunk
                 context_key = (chunk, where.core_type)
                 facts_here = facts_in.get(context_key) or facts_in.setdefault(context_key, {})
