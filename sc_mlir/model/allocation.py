@@ -301,12 +301,13 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
     # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
     records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
     diagnostics.extend(undefined_location_notes(scan))
-    diagnostics.extend(_kind_notes(scan.path, ops))
+    diagnostics.extend(_kind_notes(scan.path, builder.not_allocas))
     return records, diagnostics
 
 
 def _kind_notes(path: str, records: list[Allocation]) -> list[Diagnostic]:
-    """What the report must say about entries it counts on an assumption or not at all."""
+    """What the report must say about entries it counts on an assumption or not at all
+    (among `records`, in order: the op records whose kind is not ALLOCA are enough)."""
     notes = []
     heap = [r for r in records if r.kind == HEAP]
     if heap:
@@ -405,6 +406,7 @@ class _Builder:
         self.nests: dict[int, _Nest] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
         self.typed: dict[tuple[int, int, str | None], tuple[MemRefType, int | None, Space]] = {}
+        self.not_allocas: list[Allocation] = []  # op records of another kind, in order
 
     def symbol(self, frame: OpFrame) -> str | None:
         key = id(frame)
@@ -691,6 +693,8 @@ class _Builder:
                 raw.order, raw.live_end, raw.live_end_line, alignment, words, memref, where,
                 space, dynamic, location, locations, kind)
             append(record)
+            if kind != ALLOCA:
+                self.not_allocas.append(record)
             if words is None and size_too_large(record.resolved_shape):
                 diagnostics.append(Diagnostic(
                     path, raw.line, raw.col, f"{op} size too large to count "
