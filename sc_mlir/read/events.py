@@ -645,7 +645,7 @@ class _Reader(UseSearch):
             found = common(data, line_start)
             body = location = None
             if found is not None:
-                text, result, body_text, loc, alias = found.group(1, 2, 3, 4, 5)
+                text, result, body_text, alias = found.group(1, 2, 3, 5)
                 # (A body that holds a string, which `_alloca` reads the careful way, is
                 # never among the bodies.)
                 body = bodies.get(body_text)
@@ -653,7 +653,7 @@ class _Reader(UseSearch):
                     location = new(AliasLoc)  # AliasLoc(alias.decode())
                     set_alias_name(location, alias.decode())
                 elif body is not None:
-                    location = parse_common_location(loc.decode())
+                    location = parse_common_location(found.group(4).decode())
             if body is None or location is None:
                 self._alloca(line_start, line, order, region)
                 alloca = allocas[-1]
