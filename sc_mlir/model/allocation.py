@@ -32,6 +32,7 @@ from sc_mlir.syntax.parse import (
     Argument,
     OtherType,
     SyntaxProblem,
+    alignment_of,
     parse_arguments,
     parse_input_types,
     parse_type,
@@ -300,12 +301,13 @@ def build_allocations(scan: FileScan, settings: ModelSettings | None = None
     # Scratch operands sit at their func's program point, ahead of its ops (a stable sort).
     records = sorted([*scratch, *ops], key=lambda r: r.order) if scratch else ops
     diagnostics.extend(undefined_location_notes(scan))
-    diagnostics.extend(_kind_notes(scan.path, ops))
+    diagnostics.extend(_kind_notes(scan.path, builder.not_allocas))
     return records, diagnostics
 
 
 def _kind_notes(path: str, records: list[Allocation]) -> list[Diagnostic]:
-    """What the report must say about entries it counts on an assumption or not at all."""
+    """What the report must say about entries it counts on an assumption or not at all
+    (among `records`, in order: the op records whose kind is not ALLOCA are enough)."""
     notes = []
     heap = [r for r in records if r.kind == HEAP]
     if heap:
@@ -354,9 +356,9 @@ def _all_defined(scan: FileScan, aliases_of: dict[int, Mapping[str, str]]) -> bo
     the fast reader's table once per chunk (a large dump has tens of thousands)."""
     names_of: dict[int, list[str]] = {}
     for raw in scan.allocas:
-        syntax = raw.syntax
-        if syntax is not None and isinstance(syntax.location, AliasLoc):
-            names_of.setdefault(raw.chunk, []).append(syntax.location.name)
+        location = raw.location  # its syntax's, without making the syntax
+        if isinstance(location, AliasLoc):
+            names_of.setdefault(raw.chunk, []).append(location.name)
     for chunk, names in names_of.items():
         aliases = aliases_of.get(chunk, {})
         if isinstance(aliases, TrailingTable):
@@ -382,6 +384,10 @@ class _Nest(NamedTuple):
     enclosing: tuple[str, str, str | None, int | None]
 
 
+# What an alloca's body means in a chunk under a core type: form, memref, words, space,
+# alignment, kind, op.
+_Facts = tuple[str, MemRefType, int | None, Space, int | None, str, str]
+
 _NO_NEST = _Nest(None, None, "", ("", "", None, None))
 _UNKNOWN = object()  # a symbol not yet looked for (None: the frame defines none)
 
@@ -400,6 +406,7 @@ class _Builder:
         self.nests: dict[int, _Nest] = {}
         self.spaces: dict[tuple[tuple[str, ...], str | None], Space] = {}
         self.typed: dict[tuple[int, int, str | None], tuple[MemRefType, int | None, Space]] = {}
+        self.not_allocas: list[Allocation] = []  # op records of another kind, in order
 
     def symbol(self, frame: OpFrame) -> str | None:
         key = id(frame)
@@ -411,9 +418,23 @@ class _Builder:
     def placement(self, frames: tuple[OpFrame, ...], chunk: int) -> Placement:
         key = (id(frames[-1]) if frames else None, chunk)
         found = self.placements.get(key)
-        if found is None:
-            header = self.contexts[chunk].chunk.header
-            found = self.placements[key] = self._place(frames, header)
+        return found if found is not None else self._new_placement(frames, chunk, key)
+
+    def _new_placement(self, frames: tuple[OpFrame, ...], chunk: int,
+                       key: tuple[int | None, int]) -> Placement:
+        """The placement of the ops inside frames[-1] in `chunk`, remembered by `key`."""
+        header = self.contexts[chunk].chunk.header
+        if frames:
+            leaf = frames[-1]
+            nest = self.nests.get(id(leaf)) or self.nest(frames)
+            scope = nest.scope_frame or nest.func_frame or leaf
+            module, func, core_type, scratch = nest.enclosing
+            found = Placement(module, func, core_type, scratch, scope.name, scope.order,
+                              scope.end_order, nest.scope_path, header)
+        else:
+            module, func, core_type, scratch = _NO_NEST.enclosing
+            found = Placement(module, func, core_type, scratch, "", 0, -1, "", header)
+        self.placements[key] = found
         return found
 
     def nest(self, frames: tuple[OpFrame, ...]) -> _Nest:
@@ -432,35 +453,51 @@ class _Builder:
             depth -= 1
         outer = nests[id(frames[depth - 1])] if depth > 0 else None
         root = frames[0]
-        symbols = self.symbols
         scope_ops = self.settings.scope_ops
         make = tuple.__new__  # a NamedTuple's own constructor is a Python-level call
         for frame in frames[depth:]:
-            # The func is the innermost frame that defines a symbol and is not a module;
-            # the scope path runs from it down (from the outermost frame when there is none).
             name = frame.name
-            if name == "module" or name.endswith(".module"):
-                symbol = None
-            else:
-                symbol = symbols.get(id(frame), _UNKNOWN)
-                if symbol is _UNKNOWN:
-                    symbol = symbols[id(frame)] = frame_symbol(frame)
-            is_scope = name in scope_ops
-            if symbol:
-                outer = make(_Nest, (frame, frame if is_scope else
-                                     outer.scope_frame if outer is not None else None,
-                                     f"{name}@{symbol}", self._enclosing(frame, root)))
-            elif outer is None:  # the outermost frame
-                outer = make(_Nest, (None, frame if is_scope else None,
-                                     f"{name}#{frame.sibling_index}",
-                                     self._enclosing(None, root)))
-            else:
+            header = frame.header
+            trailer = frame.trailer
+            # Most frames (loops, ifs, regions) define no symbol: `frame_symbol` finds one
+            # only with `@` or `sym_name` in `attribute_text()`, the header and trailer
+            # parts joined by spaces (which the literals hold none of).
+            if outer is not None and "@" not in header and "sym_name" not in header and (
+                    not trailer or "sym_name" not in (
+                        trailer[0] if len(trailer) == 1 else " ".join(trailer))):
                 path = outer.scope_path
                 step = f"{name}#{frame.sibling_index}"
-                outer = make(_Nest, (outer.func_frame, frame if is_scope else outer.scope_frame,
+                outer = make(_Nest, (outer.func_frame,
+                                     frame if name in scope_ops else outer.scope_frame,
                                      f"{path}/{step}" if path else step, outer.enclosing))
+            else:
+                outer = self._step(frame, outer, root)
             nests[id(frame)] = outer
-        return outer
+        return outer  # type: ignore[return-value]
+
+    def _step(self, frame: OpFrame, outer: _Nest | None, root: OpFrame) -> _Nest:
+        """What `frame` says about the ops inside it, given what the frames above it say
+        (`outer`, None for the outermost frame `root`)."""
+        # The func is the innermost frame that defines a symbol and is not a module; the
+        # scope path runs from it down (from the outermost frame when there is none).
+        name = frame.name
+        if name == "module" or name.endswith(".module"):
+            symbol = None
+        else:
+            symbol = self.symbol(frame)
+        scope_frame = frame if name in self.settings.scope_ops else None
+        make = tuple.__new__
+        if symbol:
+            return make(_Nest, (frame, scope_frame or (outer.scope_frame if outer is not None
+                                                        else None),
+                                f"{name}@{symbol}", self._enclosing(frame, root)))
+        if outer is None:  # the outermost frame
+            return make(_Nest, (None, scope_frame, f"{name}#{frame.sibling_index}",
+                                self._enclosing(None, root)))
+        path = outer.scope_path
+        step = f"{name}#{frame.sibling_index}"
+        return make(_Nest, (outer.func_frame, scope_frame or outer.scope_frame,
+                            f"{path}/{step}" if path else step, outer.enclosing))
 
     def _enclosing(self, func_frame: OpFrame | None, outer: OpFrame | None
                    ) -> tuple[str, str, str | None, int | None]:
@@ -483,16 +520,6 @@ class _Builder:
             found = self.facts[key] = (core.group(1) if core else None,
                                        int(scratch.group(1)) if scratch else None)
         return found
-
-    def _place(self, frames: tuple[OpFrame, ...], header: str | None) -> Placement:
-        nest = self.nest(frames)
-        module, func, core_type, scratch = nest.enclosing
-        scope = nest.scope_frame or nest.func_frame or (frames[-1] if frames else None)
-        if scope is None:
-            return Placement(module, func, core_type, scratch, "", 0, -1, nest.scope_path,
-                             header)
-        return Placement(module, func, core_type, scratch, scope.name, scope.order,
-                         scope.end_order, nest.scope_path, header)
 
     def space(self, params: tuple[str, ...], aliases: dict[str, str], core_type: str | None
               ) -> Space:
@@ -608,64 +635,90 @@ class _Builder:
                   ) -> list[Allocation]:
         """`build` on each alloca the scanner parsed, in order, with a note for each one
         skipped or too large to size. One loop with what allocas share looked up by
-        identity (a region's allocas share its frames tuple; a parsed type or attribute
-        list is shared by the allocas written alike): a dump has one record per alloca."""
+        identity: a region's allocas share its frames tuple, and the allocas written alike
+        their parsed body (the reader's, one per distinct text), whose meaning in a chunk
+        and under a core type (`_Facts`) is made once. A dump has one record per alloca."""
         path = self.path
         placements = self.placements
-        typed_of = self.typed
-        alignments: dict[int, int | None] = {}
+        facts_in: dict[tuple[int, str | None], dict[int, _Facts]] = {}
         locations_of = {index: context.locations for index, context in self.contexts.items()}
-        kind_of_op = KIND_OF_OP
         ops: list[Allocation] = []
         append = ops.append
         last_frames: tuple[OpFrame, ...] | None = None
         last_chunk = -1
         where: Placement | None = None
+        facts_here: dict[int, _Facts] = {}
+        locations: LocationTable | None = None
         for raw in allocas:
-            syntax = raw.syntax
-            if syntax is None:
-                continue  # the scanner already reported why
             chunk = raw.chunk
             frames = raw.frames
-            if frames is not last_frames or chunk != last_chunk or where is None:
-                where = placements.get((id(frames[-1]) if frames else None, chunk))
+            if frames is not last_frames or chunk != last_chunk:
+                key = (id(frames[-1]) if frames else None, chunk)
+                where = placements.get(key)
                 if where is None:
-                    where = self.placement(frames, chunk)
+                    where = self._new_placement(frames, chunk, key)
                 last_frames, last_chunk = frames, chunk
-            typed = typed_of.get((id(syntax.type), chunk, where.core_type))
-            if typed is None:
-                try:
-                    typed = self._typed(syntax.type, chunk, where.core_type)
-                except _Skip as skip:
-                    diagnostics.append(Diagnostic(path, raw.line, raw.col,
-                                                  f"{syntax.op} skipped: {skip}", raw.text))
-                    continue
-            memref, words, space = typed
-            attributes = syntax.attributes
-            if attributes:
-                key = id(attributes)
-                if key in alignments:
-                    alignment = alignments[key]
-                else:
-                    alignment = alignments[key] = syntax.alignment
+                context_key = (chunk, where.core_type)
+                facts_here = facts_in.get(context_key) or facts_in.setdefault(context_key, {})
+                locations = locations_of[chunk]
+            body = raw.body
+            if body is not None:
+                # Bodies are shared and outlive this loop (each raw holds its own): their
+                # identities stay distinct.
+                facts = facts_here.get(id(body))
+                if facts is None:
+                    facts = self._facts(body[4], body[3], body[0], body[5], raw, where,
+                                        diagnostics)
+                    if facts is None:
+                        continue
+                    facts_here[id(body)] = facts
+                location = raw.location
             else:
-                alignment = None
+                syntax = raw.syntax
+                if syntax is None:
+                    continue  # the scanner already reported why
+                facts = self._facts(syntax.type, syntax.attributes, syntax.form, syntax.op,
+                                    raw, where, diagnostics)
+                if facts is None:
+                    continue
+                location = syntax.location
+            form, memref, words, space, alignment, kind, op = facts
             dynamic: tuple[int | None, ...] | None = None
             if raw.size_constants:
                 dynamic = _resolve_dynamic(memref.shape, raw.size_constants)
                 words = bytes_to_words(bits_to_bytes(total_bits(dynamic, memref.element.bits)))
             results = raw.results
             record = Allocation(
-                path, chunk, results[0] if results else "", raw.line, raw.col, syntax.form,
+                path, chunk, results[0] if results else "", raw.line, raw.col, form,
                 raw.order, raw.live_end, raw.live_end_line, alignment, words, memref, where,
-                space, dynamic, syntax.location, locations_of[chunk],
-                kind_of_op.get(syntax.op, ALLOCA))
+                space, dynamic, location, locations, kind)
             append(record)
+            if kind != ALLOCA:
+                self.not_allocas.append(record)
             if words is None and size_too_large(record.resolved_shape):
                 diagnostics.append(Diagnostic(
-                    path, raw.line, raw.col, f"{syntax.op} size too large to count "
+                    path, raw.line, raw.col, f"{op} size too large to count "
                     "(more than 2^900 elements); read with its size unknown", raw.text[:120]))
         return ops
+
+    def _facts(self, parsed: MemRefType | OtherType,
+               attributes: tuple[tuple[str, str | None], ...], form: str, op: str,
+               raw: RawAlloca, where: Placement, diagnostics: list[Diagnostic]
+               ) -> _Facts | None:
+        """What an alloca's body means where it is, or None (with a note) when its type is
+        not a memref the model can read."""
+        chunk = raw.chunk
+        typed = self.typed.get((id(parsed), chunk, where.core_type))
+        if typed is None:
+            try:
+                typed = self._typed(parsed, chunk, where.core_type)
+            except _Skip as skip:
+                diagnostics.append(Diagnostic(self.path, raw.line, raw.col,
+                                              f"{op} skipped: {skip}", raw.text))
+                return None
+        memref, words, space = typed
+        return (form, memref, words, space, alignment_of(attributes) if attributes else None,
+                KIND_OF_OP.get(op, ALLOCA), op)
 
     def _typed(self, parsed: MemRefType | OtherType, chunk: int, core_type: str | None
                ) -> tuple[MemRefType, int | None, Space]:

@@ -23,7 +23,6 @@ import os
 import re
 from array import array
 from collections.abc import Iterator, Mapping
-from dataclasses import fields
 from functools import cache
 from itertools import pairwise
 from typing import NamedTuple
@@ -45,7 +44,6 @@ from sc_mlir.read.scan import Scanner
 from sc_mlir.syntax.locations import AliasLoc, Location
 from sc_mlir.syntax.parse import (
     AllocaBody,
-    AllocaSyntax,
     SyntaxProblem,
     parse_alloca,
     parse_alloca_body,
@@ -642,14 +640,12 @@ class _Reader(UseSearch):
         add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
         chunk = self.chunk_index
         new = _NEW
-        (set_results, set_form, set_sizes, set_symbols, set_attributes, set_type, set_location,
-         set_op) = _SET_SYNTAX
         set_alias_name = _SET_ALIAS_NAME
         for line_start, line, order, region in placed:
             found = common(data, line_start)
             body = location = None
             if found is not None:
-                text, result, body_text, loc, alias = found.group(1, 2, 3, 4, 5)
+                text, result, body_text, alias = found.group(1, 2, 3, 5)
                 # (A body that holds a string, which `_alloca` reads the careful way, is
                 # never among the bodies.)
                 body = bodies.get(body_text)
@@ -657,36 +653,25 @@ class _Reader(UseSearch):
                     location = new(AliasLoc)  # AliasLoc(alias.decode())
                     set_alias_name(location, alias.decode())
                 elif body is not None:
-                    location = parse_common_location(loc.decode())
+                    location = parse_common_location(found.group(4).decode())
             if body is None or location is None:
                 self._alloca(line_start, line, order, region)
                 alloca = allocas[-1]
                 if alloca.syntax.dynamic_sizes:  # type: ignore[union-attr]
                     dynamic.append((alloca, line_start))
                 continue
-            results = (result.decode(),)
+            # Its `syntax` is made of the body and location when asked for.
             alloca = RawAlloca(len(allocas), order, line, found.start(3) - line_start + 1,
-                               found.start(1) - line_start + 1, text.decode(), results,
-                               region.frames_cache or region.frames, chunk)
-            # AllocaSyntax(results, *body[:5], location, body[5])
-            syntax = new(AllocaSyntax)
-            form, sizes, symbols, attributes, parsed_type, op = body
-            set_results(syntax, results)
-            set_form(syntax, form)
-            set_sizes(syntax, sizes)
-            set_symbols(syntax, symbols)
-            set_attributes(syntax, attributes)
-            set_type(syntax, parsed_type)
-            set_location(syntax, location)
-            set_op(syntax, op)
-            alloca.syntax = syntax
+                               found.start(1) - line_start + 1, text.decode(),
+                               (result.decode(),), region.frames_cache or region.frames,
+                               chunk, None, (), -1, -1, body, location)
             add_alloca(alloca)
             add_live_end(order)
             add_live_end_line(line)
             add_region(region)
             add_line_end(found.end() - 1)
             line_kind[line] = ("alloca", alloca)
-            if sizes:
+            if body[1]:  # dynamic sizes
                 dynamic.append((alloca, line_start))
 
     def _alloca(self, line_start: int, line: int, order: int, region: Region) -> None:
@@ -740,12 +725,10 @@ class _Reader(UseSearch):
                 self._any_alloca(self._line(line_start), line, order, region, line_start)
                 return
             self.bodies[body_key] = body
-        result = simple.group("result").decode()
-        syntax = AllocaSyntax((result,), *body[:5], location, body[5])
         alloca = RawAlloca(len(self.allocas), order, line, body_start - line_start + 1,
                            simple.start("result") - line_start + 1, text_bytes.decode(),
-                           (result,), region.frames, self.chunk_index)
-        alloca.syntax = syntax
+                           (simple.group("result").decode(),), region.frames,
+                           self.chunk_index, None, (), -1, -1, body, location)
         self._add_alloca(alloca, region, line_end)
 
     def _any_alloca(self, raw: str, line: int, order: int, region: Region,
@@ -944,10 +927,9 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
                     break
 
 
-# An alloca in a common shape gets its `AllocaSyntax` and `AliasLoc` (tens of thousands a
-# file) by setting their slots through the slots' own descriptors (`_read_allocas`): a
-# frozen dataclass's __init__ sets each field through object.__setattr__, which takes twice
-# as long. tests/read/test_event_shortcuts.py holds them equal to the constructors'.
+# An alloca in a common shape gets its `AliasLoc` (tens of thousands a file) by setting its
+# slot through the slot's own descriptor (`_read_allocas`): a frozen dataclass's __init__
+# sets each field through object.__setattr__, which takes twice as long.
+# tests/read/test_event_shortcuts.py holds it equal to the constructor's.
 _NEW = object.__new__
-_SET_SYNTAX = tuple(getattr(AllocaSyntax, f.name).__set__ for f in fields(AllocaSyntax))
 _SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]

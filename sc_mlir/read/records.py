@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sc_mlir.syntax.parse import AllocaSyntax
+from sc_mlir.syntax.locations import Location
+from sc_mlir.syntax.parse import AllocaBody, AllocaSyntax
 
 # Ops whose regions run once per execution of the op. A use inside such a region is a
 # use at that point; inside any other region-holding op (a loop, or an op sc-mlir does not
@@ -101,7 +102,12 @@ class OpFrame:
 
 @dataclass(eq=False, slots=True)
 class RawAlloca:
-    """A `memref.alloca` op found by the scanner, before the model gives it meaning."""
+    """A `memref.alloca` found by the scanner, before the model gives it meaning.
+
+    Its `syntax` is either given whole (the careful reader, and the fast reader's rarer
+    shapes) or made when first asked for from `body`, the parse of the op's text from its
+    name to its type (shared by every alloca written alike), and `location`: a dump has
+    tens of thousands of allocas and the model reads the body and location alone."""
 
     index: int  # ordinal among the file's allocas
     order: int  # program point
@@ -112,10 +118,27 @@ class RawAlloca:
     results: tuple[str, ...]
     frames: tuple[OpFrame, ...]  # region-holding ops around it, outermost first
     chunk: int
-    syntax: AllocaSyntax | None = None
+    given_syntax: AllocaSyntax | None = None
     size_constants: tuple[int | None, ...] = ()  # values of the dynamic size operands
     live_end: int = -1
     live_end_line: int = -1  # dump line of the op at live_end
+    body: AllocaBody | None = None  # with `location`, what `syntax` is made of
+    location: Location | None = None
+
+    @property
+    def syntax(self) -> AllocaSyntax | None:
+        syntax = self.given_syntax
+        if syntax is None and self.body is not None:
+            body = self.body
+            syntax = self.given_syntax = AllocaSyntax(self.results, *body[:5], self.location,
+                                                      body[5])
+        return syntax
+
+    @syntax.setter
+    def syntax(self, syntax: AllocaSyntax | None) -> None:
+        self.given_syntax = syntax
+        self.body = None
+        self.location = syntax.location if syntax is not None else None
 
 
 @dataclass

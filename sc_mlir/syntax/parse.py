@@ -72,12 +72,17 @@ class AllocaSyntax:
     @property
     def alignment(self) -> int | None:
         """The `alignment` attribute in bytes (`alignment = 64 : i64` -> 64)."""
-        for name, value in self.attributes:
-            if name == "alignment" and value is not None:
-                m = _LEADING_INTEGER.match(value)
-                if m:
-                    return int(m.group(1))
-        return None
+        return alignment_of(self.attributes)
+
+
+def alignment_of(attributes: tuple[tuple[str, str | None], ...]) -> int | None:
+    """The `alignment` attribute in bytes, from an op's attributes (`AllocaSyntax.alignment`)."""
+    for name, value in attributes:
+        if name == "alignment" and value is not None:
+            m = _LEADING_INTEGER.match(value)
+            if m:
+                return int(m.group(1))
+    return None
 
 
 @dataclass(frozen=True, slots=True)

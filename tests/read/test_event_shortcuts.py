@@ -100,8 +100,6 @@ def test_records_made_slot_by_slot_have_the_fields_set() -> None:
     assert [f.name for f in fields(AllocaSyntax)] == [
         "results", "form", "dynamic_sizes", "symbol_operands", "attributes", "type",
         "location", "op"]
-    assert events._SET_SYNTAX == tuple(getattr(AllocaSyntax, f.name).__set__
-                                       for f in fields(AllocaSyntax))
     assert [f.name for f in fields(AliasLoc)] == ["name"]
     assert not hasattr(AllocaSyntax, "__post_init__") and not hasattr(AliasLoc, "__post_init__")
     text = _module(EDGE_LINES[0]).encode()

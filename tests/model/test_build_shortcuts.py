@@ -1,0 +1,121 @@
+"""The model's shortcuts give what its general paths give: records built from the fast
+reader's shared bodies (`RawAlloca.body`, `location`) against records built from each
+alloca's whole `AllocaSyntax`, a syntax made when asked for against the constructor's, and
+a nest's inline step against `_Builder._step`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sc_mlir.model.allocation import ModelSettings, _Builder, build_allocations
+from sc_mlir.read.events import read_events, scan_bytes
+from sc_mlir.read.records import FileScan, OpFrame
+from sc_mlir.read.scan import scan_file
+from sc_mlir.syntax.locations import AliasLoc
+from sc_mlir.syntax.parse import AllocaSyntax
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+# A module whose allocas take the model's other ways: a type never defined (a note per
+# alloca), a memref.alloc and a tpu.sem_alloc (kind notes), an alignment, a
+# dynamic size, the same body under two core types, and region ops that name a symbol in
+# their text after the region (generic form) or in their header.
+MIXED = """\
+module @m {
+  func.func @k() attributes {tpu.core_type = #tpu.core_type<sc_vector_subcore>} {
+    %c4 = arith.constant 4 : index
+    %a = memref.alloca() : memref<4xf32, 201> loc(#loc1)
+    %b = memref.alloca() {alignment = 64 : i64} : memref<8xi32, 201> loc("a.py":3:4)
+    %c = memref.alloca(%c4) : memref<?xf32, 201> loc(#loc2)
+    %d = memref.alloca() : !undefined_type loc(#loc1)
+    %e = memref.alloc() : memref<4xf32, 201> loc(#loc1)
+    %f = tpu.sem_alloc : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>> loc(#loc1)
+    scf.for %i = %c4 to %c4 step %c4 {
+      %g = memref.alloca() : memref<4xf32, 201> loc(#loc1)
+      scf.if %x {
+        %h = memref.alloca() : !undefined_type loc(#loc2)
+        %i2 = memref.alloca() : memref<4xf32, 201> loc(#loc1)
+      }
+    }
+    "x.op"() ({
+      %j = memref.alloca() : memref<4xf32, 201> loc(#loc1)
+    }) {sym_name = "inner"} : () -> ()
+    return
+  }
+  func.func @other() {
+    %k = memref.alloca() : memref<4xf32, 201> loc(#loc1)
+    %l = memref.alloca() {alignment = 64 : i64} : memref<8xi32, 201> loc(#loc2)
+    return
+  }
+}
+#loc1 = loc("a.py":1:2)
+#loc2 = loc("b.py":5:6)
+"""
+
+
+def _with_whole_syntax(scan: FileScan) -> None:
+    """Each alloca given its syntax whole, as the careful reader gives it."""
+    for raw in scan.allocas:
+        syntax = raw.syntax
+        raw.syntax = syntax
+        assert raw.body is None and raw.location is (syntax.location if syntax else None)
+
+
+def _assert_built_alike(scan: FileScan) -> None:
+    settings = ModelSettings()
+    shortcut = build_allocations(scan, settings)
+    _with_whole_syntax(scan)
+    assert build_allocations(scan, settings) == shortcut
+
+
+def test_records_from_shared_bodies_are_those_from_whole_syntax() -> None:
+    scan = scan_bytes(MIXED.encode())
+    assert scan is not None
+    assert sum(raw.body is not None for raw in scan.allocas) > 8
+    records, notes = build_allocations(scan, ModelSettings())
+    assert any("skipped" in note.message for note in notes)
+    assert {r.kind for r in records} == {"alloca", "heap", "semaphore"}
+    _assert_built_alike(scan)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.mlir")), ids=lambda p: p.name)
+def test_fixtures_build_alike(path: Path) -> None:
+    fast = read_events(str(path))
+    if fast is None:
+        pytest.skip("not read by the fast reader")
+    careful = build_allocations(scan_file(str(path)), ModelSettings())
+    assert build_allocations(fast, ModelSettings()) == careful
+    _assert_built_alike(fast)
+
+
+def test_a_syntax_made_when_asked_for_is_the_constructors() -> None:
+    scan = scan_bytes(MIXED.encode())
+    assert scan is not None
+    raw = next(raw for raw in scan.allocas if raw.body is not None)
+    body, location = raw.body, raw.location
+    assert isinstance(location, AliasLoc)
+    syntax = raw.syntax
+    assert syntax == AllocaSyntax(raw.results, *body[:5], location, body[5])
+    assert raw.syntax is syntax  # made once
+    raw.syntax = None
+    assert raw.syntax is None and raw.body is None and raw.location is None
+
+
+def _chains(scan: FileScan) -> list[tuple[OpFrame, ...]]:
+    return list({id(raw.frames): raw.frames for raw in scan.allocas if raw.frames}.values())
+
+
+def test_a_nests_inline_step_is_the_general_step() -> None:
+    scan = scan_bytes(MIXED.encode())
+    assert scan is not None
+    shortcut = _Builder(scan, ModelSettings())
+    general = _Builder(scan, ModelSettings())
+    for frames in _chains(scan):
+        outer = None
+        for frame in frames:
+            outer = general._step(frame, outer, frames[0])
+        assert shortcut.nest(frames) == outer
+    # The op that names a symbol after its region is a func to the allocas inside it.
+    assert any(nest.scope_path == "x.op@inner" for nest in shortcut.nests.values())
