@@ -435,8 +435,16 @@ class _Reader(UseSearch):
         non_op_append = self.non_op_lines.append
         transitions_append = self.transitions.append
         transition_regions_append = self.transition_regions.append
-        newline_at = data.index
-        alias_at_end = _ALIAS_AT_END.fullmatch
+        # What follows each region's `}`, in text order, all at once: closing lines differ
+        # mostly by their alias location, which changes nothing checked, so what is left
+        # (its key) is checked once per distinct text; and what follows the `}` is kept
+        # (the generic form prints an op's attributes there), less a `{` that opens the
+        # op's next region.
+        rest_starts = list(map(_NEXT, self.close_braces))
+        rests = b"\n".join(map(data.__getitem__, map(
+            slice, rest_starts, map(data.index, repeat(b"\n"), rest_starts))))
+        next_closing_key = iter(_ALIAS_AT_LINE_END.sub(b"", rests).split(b"\n")).__next__
+        next_trailer = iter(_BRACE_AT_LINE_END.sub("", rests.decode()).split("\n")).__next__
         frame_end_line = self.frame_end_line
         funcs_append = self.funcs.append
         frames_append = self.made_frames.append
@@ -526,24 +534,12 @@ class _Reader(UseSearch):
                     owner.end_order = (line - first_body_line) - non_ops
                     owner.end_line = line
                     frame_end_line[id(owner)] = last_op_line
-                    # What follows the `}` (the event's offset).
-                    rest_from = (event >> 3) + 1
-                    rest_bytes = data[rest_from : newline_at(b"\n", rest_from)]
-                    # Closing lines differ mostly by their alias location, which changes
-                    # nothing checked: what is left is checked once per distinct text.
-                    # (The location holds no space: it starts at the line's last one.)
-                    last_space = rest_bytes.rfind(b" ")
-                    key = (rest_bytes[:last_space]
-                           if last_space >= 0 and alias_at_end(rest_bytes, last_space)
-                           else rest_bytes)
+                    key = next_closing_key()
                     checked = generic_closings if region.generic else closings
                     if key not in checked:
                         self._check_closing(key.decode(), region.generic)
                         checked.add(key)
-                    # What follows the `}` is kept (the generic form prints an op's
-                    # attributes there), less a `{` that opens the op's next region.
-                    rest = rest_bytes.decode()
-                    tail = rest[:-1] if rest.endswith("{") else rest
+                    tail = next_trailer()
                     if tail.strip():
                         owner.trailer.append(tail)
                     just_closed = region
@@ -949,8 +945,9 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
 _AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
 # A `{` ending a line that `_AFTER_OPEN` matches after (a region's `{` need not be one).
 _AFTER_REGION_OPEN = re.compile(rb"\{\n(?=" + _AFTER_OPEN.pattern + rb")")
-# An alias location at the end of a region's closing line, from the space before it.
-_ALIAS_AT_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)")
+# An alias location at the end of a line, and a `{` (lines of what follows `}`s).
+_ALIAS_AT_LINE_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)$", re.MULTILINE)
+_BRACE_AT_LINE_END = re.compile(r"\{$", re.MULTILINE)
 _COMMENT: tuple[str, object] = ("comment", None)
 # An allocation op's line until its alloca is read (`_read_allocas`).
 _ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
