@@ -363,9 +363,8 @@ class _Reader(UseSearch):
 
     def _structure(self) -> None:
         """Regions, ops and allocas in one pass over the events, in text order. An
-        allocation op is no event of the pass: it is placed (line, program point, region)
-        after it, all at once, from what the pass found (`_place_allocas`), then read
-        (`_read_allocas`)."""
+        allocation op is only placed (line, program point, region) in the pass: the
+        allocas are read after it, all at once (`_read_allocas`)."""
         data = self.data
         start, end = self.body_start, self.body_end
         # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
