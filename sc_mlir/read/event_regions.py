@@ -11,22 +11,22 @@ class Unvouched(Exception):
 
 
 class Region:
-    __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "had_ops",
-                 "labels", "ops_at_open", "owner", "parent", "start")
+    __slots__ = ("child_counts", "depth", "end", "frames_cache", "generic", "labels",
+                 "ops_at_open", "owner", "parent", "start")
 
     def __init__(self, owner: OpFrame | None, parent: Region | None, depth: int,
-                 start: int, generic: bool) -> None:
+                 start: int, generic: bool, ops_at_open: int = 0) -> None:
         self.owner = owner
         self.parent = parent
         self.depth = depth
         self.start = start
         self.end = -1
         self.generic = generic  # opened by `({`: its op's `(` stays open
-        self.had_ops = False
-        self.ops_at_open = 0
+        self.ops_at_open = ops_at_open  # the body's ops up to its opening line
         self.labels = 0
         self.frames_cache: tuple[OpFrame, ...] | None = None
-        self.child_counts: dict[str, int] = {}
+        # Its region-holding ops so far, by name (None until it has one: most have none).
+        self.child_counts: dict[str, int] | None = None
 
     @property
     def frames(self) -> tuple[OpFrame, ...]:

@@ -164,7 +164,7 @@ class SpanReader:
             raise Unvouched("a span outside the module the file opens with")
         for chunk in scan.chunks:
             chunk.aliases = self.table  # type: ignore[assignment]  # read-only
-        _shift_frame_lines(scan, self.head_lines, shift)
+        _shift_frame_lines(reader.made_frames, self.head_lines, shift)
         return scan
 
     @property
@@ -421,23 +421,13 @@ def _shared_table(key: TableKey) -> LocationTable:
     return table
 
 
-def _shift_frame_lines(scan: FileScan, after: int, shift: int) -> None:
+def _shift_frame_lines(frames: list[OpFrame], after: int, shift: int) -> None:
     """The frames' lines past `after` (the span's, read as a text of its own) moved to the
-    file's (the reader gives the allocas' moved already: `_Reader.alloca_line_shift`)."""
+    file's (the reader gives the allocas' moved already: `_Reader.alloca_line_shift`).
+    `frames` are all the reader made, those the scan holds among them."""
     if not shift:
         return
-    # The allocas of a region share its frames: each distinct chain is walked once.
-    chains: dict[int, tuple[OpFrame, ...]] = {}
-    for alloca in scan.allocas:
-        chains[id(alloca.frames)] = alloca.frames
-    frames: dict[int, OpFrame] = {}
-    for chain in chains.values():
-        for frame in chain:
-            frames[id(frame)] = frame
-    for frame in scan.funcs:
-        for outer in frame.ancestors():
-            frames[id(outer)] = outer
-    for frame in frames.values():
+    for frame in frames:
         if frame.line > after:
             frame.line += shift
         if frame.end_line > after:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from functools import cache
-from itertools import pairwise
+from itertools import accumulate, pairwise, repeat
 from typing import NamedTuple
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
@@ -321,15 +322,19 @@ class _Reader(UseSearch):
         labels: list[int] = []
         comments: list[int] = []
         blanks: list[int] = []
-        kinds = {2: closes, 3: labels, 4: comments, 5: blanks}
+        kinds = {3: labels, 4: comments, 5: blanks}
         last_newline = self.body_end - 1  # the line after it is the location table's
         for m in _LINE_START.finditer(self.data, max(self.body_start - 1, 0), self.body_end):
-            found = kinds.get(m.lastindex)  # type: ignore[arg-type]
+            kind = m.lastindex
+            if kind == 2:
+                closes.append(m.end() - 1)  # its `}` (what follows is read from there)
+                continue
+            found = kinds.get(kind)  # type: ignore[arg-type]
             if found is not None:
                 found.append(m.start() + 1)
-            elif m.start() != last_newline or m.lastindex == _OPEN_LINE:
+            elif m.start() != last_newline or kind == _OPEN_LINE:
                 raise Unvouched("a line that is not a whole op, a region end or a label")
-        self.close_starts, self.label_starts = closes, labels
+        self.close_braces, self.label_starts = closes, labels
         self.comment_starts, self.blank_starts = comments, blanks
 
     def _comment_lines(self) -> list[int]:
@@ -362,19 +367,36 @@ class _Reader(UseSearch):
         start, end = self.body_start, self.body_end
         # Each event one int, offset * 8 + kind (0 close, 1 label, 2 alloca, 3 open, 4 a
         # comment or blank line): a list of ints sorts faster and holds a third of the
-        # memory of a list of pairs. Close, label and blank-line events match from the
-        # newline before their line; the body's first line is an op, so the searches start
-        # at that newline.
-        events = [offset << 3 for offset in self.close_starts]
+        # memory of a list of pairs. A close's offset is its `}`, an open's its `{`, an
+        # alloca's its op name, the others' their line's start. Close, label and blank-line
+        # events match from the newline before their line; the body's first line is an op,
+        # so the searches start at that newline.
+        events = [offset << 3 for offset in self.close_braces]
         events += [(offset << 3) | 1 for offset in self.label_starts]
         events += [((m.start() - (7 if m.lastindex == 1 else 8)) << 3) | 2
                    for m in _ALLOCATION_OP_AT.finditer(data, start, end)]
-        events += [(m.start() << 3) | 3 for m in _REGION_OPEN.finditer(data, start, end)]
+        opens = [m.start() for m in _REGION_OPEN.finditer(data, start, end)]
+        events += [(offset << 3) | 3 for offset in opens]
         events += [(offset << 3) | 4 for offset in self.comment_lines]
         events += [(offset << 3) | 4 for offset in self.blank_starts]
         events.sort()
+        # The events' lines, all at once and in C: each line's start is found back from
+        # the event (at once for a line's start), and each line is the one before plus the
+        # newlines between them.
+        offsets = [event >> 3 for event in events]
+        line_starts = list(map(_NEXT, map(data.rfind, repeat(b"\n"), repeat(0), offsets)))
+        first_body_line = self.first_body_line
+        # (Lists, not arrays: a bisect over an array makes an int of each item it looks at.)
+        self.event_offsets = [start, *line_starts]
+        self.event_lines = list(accumulate(
+            map(data.count, repeat(b"\n"), self.event_offsets, line_starts),
+            initial=first_body_line))
+        lines = iter(self.event_lines)
+        next(lines)  # the body's start, no event
         self.allocas: list[RawAlloca] = []
         self.funcs: list[OpFrame] = []
+        # Every frame made, for `event_spans` to move their lines (a span's to the file's).
+        self.made_frames: list[OpFrame] = []
         self.live_end: list[int] = []
         self.live_end_line: list[int] = []
         self.alloca_region: list[Region] = []
@@ -393,168 +415,194 @@ class _Reader(UseSearch):
         self.frame_end_line: dict[int, int] = {}
         root = Region(None, None, 0, start, False)
         region = root
-        first_body_line = self.first_body_line
         line = first_body_line
-        position = start
         non_ops = 0  # region-end and label lines so far: every other body line is an op
         last_op_line = 0
-        self.event_offsets = array("q", (start,))
-        self.event_lines = array("q", (line,))
         self.non_op_lines: list[int] = []
         self.transitions: list[int] = [start]  # the region at an offset: from here on
         self.transition_regions: list[Region] = [root]
         # What a line is, for lines other than plain ops: ("op", frame) a region's op,
         # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
         self.line_kind: dict[int, tuple[str, object]] = {}
-        # Allocation ops placed, read once the pass is done: line start, line, program
-        # point, region.
-        placed: list[tuple[int, int, int, Region]] = []
         top_count = 0
         last_close_line = -1
         just_closed: Region | None = None
         # The loop runs once per event: what it calls is looked up once, here.
-        count, rfind = data.count, data.rfind
         line_kind = self.line_kind
-        offsets_append, lines_append = self.event_offsets.append, self.event_lines.append
         non_op_append = self.non_op_lines.append
         transitions_append = self.transitions.append
         transition_regions_append = self.transition_regions.append
-        place = placed.append
-        after_open = _AFTER_OPEN.match
-        closing_line = _CLOSING_LINE.match
+        # What follows each region's `}`, in text order, all at once: closing lines differ
+        # mostly by their alias location, which changes nothing checked, so what is left
+        # (its key) is checked once per distinct text; and what follows the `}` is kept
+        # (the generic form prints an op's attributes there), less a `{` that opens the
+        # op's next region.
+        rest_starts = list(map(_NEXT, self.close_braces))
+        rests = b"\n".join(map(data.__getitem__, map(
+            slice, rest_starts, map(data.index, repeat(b"\n"), rest_starts))))
+        next_closing_key = iter(_ALIAS_AT_LINE_END.sub(b"", rests).split(b"\n")).__next__
+        next_trailer = iter(_BRACE_AT_LINE_END.sub("", rests.decode()).split("\n")).__next__
         frame_end_line = self.frame_end_line
         funcs_append = self.funcs.append
+        frames_append = self.made_frames.append
         chunk_index = self.chunk_index
         region_ops = self.region_ops
         generic_closings, closings = _CLOSINGS
         reopenings = _REOPENINGS
-        progress_at = (self.reported + PROGRESS_BYTES if self.on_bytes is not None
-                       else len(data) + 1)
-        for event in events:
-            offset = event >> 3
-            kind = event & 7
-            if offset >= progress_at:
-                self._progress(offset)
-                progress_at = self.reported + PROGRESS_BYTES
-            # An alloca's or an open's offset is inside its line; the others' its start.
-            line_start = rfind(b"\n", 0, offset) + 1 if kind & 2 else offset
-            new_line = line + count(b"\n", position, line_start)
-            if new_line - 1 > line:
-                last_op_line = new_line - 1  # the lines between events are ops
-            line = new_line
-            position = line_start
-            offsets_append(line_start)
-            lines_append(line)
-            if kind == 2:  # an allocation op
-                if line in line_kind:
-                    if line_kind[line] is _COMMENT:
-                        continue  # an op's name in a comment
-                    raise Unvouched("an allocation op that is not alone on its line")
-                region.had_ops = True
-                line_kind[line] = _ALLOCA_PLACED
-                place((line_start, line, (line - first_body_line) - non_ops + 1, region))
-                last_op_line = line
-            elif kind == 3:  # a `{` ends the line
-                kind_of_line = line_kind.get(line)
-                if kind_of_line is _COMMENT:
-                    continue  # a `{` in a comment
-                after = after_open(data, offset + 2, end)
-                if after is not None and (after.lastindex is None or _DICT_ENTRY.match(
-                        self._next_code_line(offset + 2))):
-                    raise Unvouched("an attribute dict over several lines")
-                text = data[line_start : offset + 1]
-                ops_before = (line - first_body_line) - non_ops
-                if last_close_line == line:
-                    # The op whose region just closed on this line opens its next one.
-                    if text not in reopenings:
-                        if text.count(b'"') % 2:
-                            raise Unvouched("a region end this reader does not read")
-                        reopenings.add(text)
-                    assert just_closed is not None and just_closed.owner is not None
-                    frame = just_closed.owner
-                    generic = just_closed.generic
-                else:
-                    if kind_of_line is not None:
-                        raise Unvouched("an op this reader does not read")
-                    shape = region_ops.get(text)
-                    if shape is None:
-                        shape = region_ops[text] = self._region_op_shape(text.decode())
-                    region.had_ops = True
-                    name = shape.name
-                    counts = region.child_counts
-                    index = counts.get(name, 0)
-                    counts[name] = index + 1
-                    frame = OpFrame(name, ops_before + 1, line, shape.col, shape.header,
-                                    shape.results, region.owner, index, shape.loop_like,
-                                    chunk_index)
-                    frame.first_line_chars = shape.first_line_chars
-                    if shape.is_func:
-                        funcs_append(frame)
-                    generic = shape.generic
-                    if region.owner is None:
-                        frame.top_index = top_count
-                        top_count += 1
-                    line_kind[line] = ("op", frame)
+        # Allocation ops placed, read once the pass is done: line start, line, program
+        # point, region.
+        placed: list[tuple[int, int, int, Region]] = []
+        place = placed.append
+        # Progress is told at events: they are walked in runs, each after the report due
+        # at its first event, and all at once when nobody is told.
+        reports = self._progress_due(events, line_starts)
+        bounds = sorted({0, len(events), *reports})
+        for run_start, run_end in pairwise(bounds):
+            if run_start in reports:
+                self._progress(reports[run_start])
+            for event, line_start, new_line in zip(events[run_start:run_end],
+                                                   line_starts[run_start:run_end], lines,
+                                                   strict=False):  # `lines` goes on
+                if new_line - 1 > line:
+                    last_op_line = new_line - 1  # the lines between events are ops
+                line = new_line
+                kind = event & 7
+                if kind == 2:  # an allocation op
+                    if line in line_kind:
+                        if line_kind[line] is _COMMENT:
+                            continue  # an op's name in a comment
+                        raise Unvouched("an allocation op that is not alone on its line")
+                    line_kind[line] = _ALLOCA_PLACED
+                    place((line_start, line, (line - first_body_line) - non_ops + 1, region))
                     last_op_line = line
-                region = Region(frame, region, region.depth + 1, offset + 2, generic)
-                # The ops up to this line, its own included (a `} else {` line is none).
-                region.ops_at_open = ops_before + (last_close_line != line)
-                transitions_append(offset + 1)
-                transition_regions_append(region)
-            elif kind == 0:  # `}` starts the line
-                if region is root:
-                    raise Unvouched("'}' closes nothing")
-                owner = region.owner
-                assert owner is not None
-                region.end = line_start
-                owner.end_order = (line - first_body_line) - non_ops
-                owner.end_line = line
-                frame_end_line[id(owner)] = last_op_line
-                # Closing lines differ mostly by their alias location, which changes
-                # nothing checked: what is left is checked once per distinct text.
-                rest_bytes, key = closing_line(data, line_start).group(1, 2)
-                checked = generic_closings if region.generic else closings
-                if key not in checked:
-                    self._check_closing(key.decode(), region.generic)
-                    checked.add(key)
-                # What follows the `}` is kept (the generic form prints an op's attributes
-                # there), less a `{` that opens the op's next region.
-                rest = rest_bytes.decode()
-                tail = rest[:-1] if rest.endswith("{") else rest
-                if tail.strip():
-                    owner.trailer.append(tail)
-                just_closed = region
-                region = region.parent  # type: ignore[assignment]
-                transitions_append(line_start)
-                transition_regions_append(region)
-                non_op_append(line)
-                non_ops += 1
-                last_close_line = line
-                line_kind[line] = ("close", owner)
-            elif kind == 1:  # a block label
-                # Ops before it in its region (plain op lines are no events: count them).
-                if (region.had_ops or region.labels or line in line_kind
-                        or (line - first_body_line) - non_ops > region.ops_at_open):
-                    raise Unvouched("a region with several blocks")
-                owner = region.owner
-                if owner is not None and not region.labels and owner.entry_block is None:
-                    owner.entry_block = (line, 1, self._line(line_start))
-                region.labels += 1
-                non_op_append(line)
-                non_ops += 1
-                line_kind[line] = ("label", None)
-            else:  # kind == 4: a comment or a blank line, read as nothing
-                non_op_append(line)
-                non_ops += 1
-                line_kind[line] = _COMMENT
+                elif kind == 3:  # a `{` ends the line
+                    kind_of_line = line_kind.get(line)
+                    if kind_of_line is _COMMENT:
+                        continue  # a `{` in a comment
+                    offset = event >> 3
+                    text = data[line_start : offset + 1]
+                    ops_before = (line - first_body_line) - non_ops
+                    if last_close_line == line:
+                        # The op whose region just closed on this line opens its next one.
+                        if text not in reopenings:
+                            if text.count(b'"') % 2:
+                                raise Unvouched("a region end this reader does not read")
+                            reopenings.add(text)
+                        assert just_closed is not None and just_closed.owner is not None
+                        frame = just_closed.owner
+                        generic = just_closed.generic
+                        ops_at_open = ops_before  # a `} else {` line is no op
+                    else:
+                        if kind_of_line is not None:
+                            raise Unvouched("an op this reader does not read")
+                        shape = region_ops.get(text)
+                        if shape is None:
+                            shape = region_ops[text] = self._region_op_shape(text.decode())
+                        name = shape.name
+                        counts = region.child_counts
+                        if counts is None:
+                            counts = region.child_counts = {}
+                        index = counts.get(name, 0)
+                        counts[name] = index + 1
+                        owner = region.owner
+                        frame = OpFrame(name, ops_before + 1, line, shape.col, shape.header,
+                                        shape.results, owner, index, shape.loop_like,
+                                        chunk_index, -1 if owner is not None else top_count,
+                                        -1, -1, shape.first_line_chars)
+                        frames_append(frame)
+                        if shape.is_func:
+                            funcs_append(frame)
+                        generic = shape.generic
+                        if owner is None:
+                            top_count += 1
+                        line_kind[line] = ("op", frame)
+                        last_op_line = line
+                        ops_at_open = ops_before + 1  # the ops up to this line, its own
+                    region = Region(frame, region, region.depth + 1, offset + 2, generic,
+                                    ops_at_open)
+                    transitions_append(offset + 1)
+                    transition_regions_append(region)
+                elif kind == 0:  # `}` starts the line
+                    if region is root:
+                        raise Unvouched("'}' closes nothing")
+                    owner = region.owner
+                    assert owner is not None
+                    region.end = line_start
+                    owner.end_order = (line - first_body_line) - non_ops
+                    owner.end_line = line
+                    frame_end_line[id(owner)] = last_op_line
+                    key = next_closing_key()
+                    checked = generic_closings if region.generic else closings
+                    if key not in checked:
+                        self._check_closing(key.decode(), region.generic)
+                        checked.add(key)
+                    tail = next_trailer()
+                    if tail.strip():
+                        owner.trailer.append(tail)
+                    just_closed = region
+                    region = region.parent  # type: ignore[assignment]
+                    transitions_append(line_start)
+                    transition_regions_append(region)
+                    non_op_append(line)
+                    non_ops += 1
+                    last_close_line = line
+                    line_kind[line] = ("close", owner)
+                elif kind == 1:  # a block label
+                    # Ops before it in its region (plain op lines are no events: count
+                    # them; an op of its own region's, or an alloca, is one of them).
+                    if (region.labels or line in line_kind
+                            or (line - first_body_line) - non_ops > region.ops_at_open):
+                        raise Unvouched("a region with several blocks")
+                    owner = region.owner
+                    if owner is not None and not region.labels and owner.entry_block is None:
+                        owner.entry_block = (line, 1, self._line(line_start))
+                    region.labels += 1
+                    non_op_append(line)
+                    non_ops += 1
+                    line_kind[line] = ("label", None)
+                else:  # kind == 4: a comment or a blank line, read as nothing
+                    non_op_append(line)
+                    non_ops += 1
+                    line_kind[line] = _COMMENT
         if region is not root:
             raise Unvouched("regions still open at the end")
+        self._check_after_opens()
         root.end = end
         self.root = root
         self.top_ops = top_count  # region-holding ops at the top level
-        self.last_body_line = line + data.count(b"\n", position, end) - 1
+        line_start = line_starts[-1] if line_starts else start
+        self.last_body_line = line + data.count(b"\n", line_start, end) - 1
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
         self._read_allocas(placed)
+
+    def _check_after_opens(self) -> None:
+        """Raises Unvouched where a `{` that ends a line, not in a comment, starts an
+        attribute dict over several lines rather than a region: a dict entry follows it,
+        or a blank line or a comment, then a dict entry. (One search: most files have
+        none.)"""
+        data = self.data
+        comment_starts = set(self.comment_lines)
+        for after in _AFTER_REGION_OPEN.finditer(data, self.body_start, self.body_end):
+            offset = after.start()
+            if data.rfind(b"\n", 0, offset) + 1 in comment_starts:
+                continue  # a `{` in a comment
+            if after.lastindex is None or _DICT_ENTRY.match(self._next_code_line(offset + 2)):
+                raise Unvouched("an attribute dict over several lines")
+
+    def _progress_due(self, events: list[int], line_starts: list[int]) -> dict[int, int]:
+        """The progress reports due as the events are met, by the event's index: one at the
+        first event at least PROGRESS_BYTES past the last report, told its offset (a
+        close's, its line's start)."""
+        if self.on_bytes is None:
+            return {}
+        offsets = [line_start if event & 7 == 0 else event >> 3
+                   for event, line_start in zip(events, line_starts, strict=True)]
+        reports = {}
+        due = self.reported + PROGRESS_BYTES
+        while (at := bisect_left(offsets, due)) < len(offsets):
+            reports[at] = offsets[at]
+            due = offsets[at] + PROGRESS_BYTES
+        return reports
 
     @staticmethod
     def _check_closing(rest: str, generic: bool) -> None:
@@ -877,10 +925,11 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
 # with code decides), or a dict entry (an attribute dict over several lines).
 # (The entry as `lexicon._DICT_ENTRY` reads it, in bytes.)
 _AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
-# A region's closing line: 1 what follows its `}`, 2 the same less an alias location at
-# its end.
-_CLOSING_LINE = re.compile(
-    rb"[ \t]*+\}(([^\n]*?)(?: loc\(#[A-Za-z_0-9][\w$.\-]*\))?)\n")
+# A `{` ending a line that `_AFTER_OPEN` matches after (a region's `{` need not be one).
+_AFTER_REGION_OPEN = re.compile(rb"\{\n(?=" + _AFTER_OPEN.pattern + rb")")
+# An alias location at the end of a line, and a `{` (lines of what follows `}`s).
+_ALIAS_AT_LINE_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)$", re.MULTILINE)
+_BRACE_AT_LINE_END = re.compile(r"\{$", re.MULTILINE)
 _COMMENT: tuple[str, object] = ("comment", None)
 # An allocation op's line until its alloca is read (`_read_allocas`).
 _ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
@@ -933,3 +982,5 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
 # tests/read/test_event_shortcuts.py holds it equal to the constructor's.
 _NEW = object.__new__
 _SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]
+# A line's start from the offset of the newline before it (-1: none), mapped in C.
+_NEXT = (1).__add__
