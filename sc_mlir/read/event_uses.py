@@ -117,11 +117,13 @@ class UseSearch:
         # later): only each alloca's last occurrence can move its last use. The others
         # are still read, for the views and yields they make and to vouch for them.
         last: dict[int, int] = {}
+        finders = _FINDERS
         for number, name in enumerate(names):
+            finder = finders.get(name) or _uses_of(name)
             # A scope ends where a line starts: the name-end guard, which sees no further
             # than the scope's end, never misses a name character there.
             hits = [m.start() << 24 | number
-                    for m in _uses_of(name)(data, starts[number], ends[number])]
+                    for m in finder(data, starts[number], ends[number])]
             if hits:
                 found += hits
                 final = hits[-1] >> 24
@@ -178,29 +180,44 @@ class UseSearch:
                 kept.append((key, line_start, line_end, extends, plain))
         found.append(len(data) << 24)  # past the end: closes the last line's names
         made: list[_Binding] = []
-        event_offsets, event_lines = self.event_offsets, self.event_lines
         non_op_lines, first_body_line = self.non_op_lines, self.first_body_line
         transitions, transition_regions = self.transitions, self.transition_regions
+        extend_one = self._extend_one
+        event_offsets, event_lines = self.event_offsets, self.event_lines
+        # The kept lines come in text order: each search below starts where the last
+        # one ended.
+        at = region_at = non_ops_at = event = 0
         for first_key, line_start, line_end, extends, plain in kept:
-            event = bisect_right(event_offsets, line_start) - 1
+            event = bisect_right(event_offsets, line_start, event) - 1
             line = event_lines[event] + count(b"\n", event_offsets[event], line_start)
             first_use = first_key >> 24
             if not extends and self._plain_inert(line, line_start, line_end, first_use):
                 continue
-            at = bisect_left(found, first_key)
+            at = bisect_left(found, first_key, at)
             owner = owners[first_key & _NUMBER_MASK]
             # The common case: one name on the line, bound to one alloca.
             single = found[at + 1] >> 24 >= line_end and type(owner) is int
             if plain == _PLAIN_NO_STRING or (
                     plain == _PLAIN and not self._name_in_string(line_start, line_end)):
                 # What `_use_line` does with a last use on a plain op that makes no view.
-                order = (line - first_body_line) - bisect_left(non_op_lines, line) + 1
-                region = transition_regions[bisect_right(transitions, first_use) - 1]
+                non_ops_at = bisect_left(non_op_lines, line, non_ops_at)
+                order = (line - first_body_line) - non_ops_at + 1
+                region_at = bisect_right(transitions, first_use, region_at)
+                region = transition_regions[region_at - 1]
+                region_at -= 1
                 if single:
-                    self._extend_one(owner, region, order, line)  # type: ignore[arg-type]
+                    extend_one(owner, region, order, line)  # type: ignore[arg-type]
                 else:
-                    self._extend(self._ids_on_line(found, at, line_end, owners), region,
-                                 order, line)
+                    # An alloca met twice is extended twice alike: no set of them.
+                    use = at
+                    while found[use] >> 24 < line_end:
+                        owner = owners[found[use] & _NUMBER_MASK]
+                        if type(owner) is int:
+                            extend_one(owner, region, order, line)
+                        else:
+                            for aid in owner:  # type: ignore[union-attr]
+                                extend_one(aid, region, order, line)
+                        use += 1
             else:
                 ids = (frozenset((owner,)) if single  # type: ignore[arg-type]
                        else self._ids_on_line(found, at, line_end, owners))
