@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from operator import attrgetter, itemgetter
 
 from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -21,7 +22,7 @@ from sc_mlir.read.lexicon import (
     _passes_values_out,
     _results_of,
 )
-from sc_mlir.read.records import OpFrame
+from sc_mlir.read.records import OpFrame, RawAlloca
 from sc_mlir.read.scan import Scanner
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
@@ -88,15 +89,26 @@ class UseSearch:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
         bindings = _Round()
-        names, owners = bindings.names.append, bindings.owners.append
-        starts, ends = bindings.starts.append, bindings.ends.append
-        for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
-                                               self.alloca_line_end, strict=True):
-            for name in alloca.results:
-                names(name)
-                owners(alloca.index)
-                starts(scope_start)
-                ends(region.end)
+        allocas = self.allocas
+        if len(self.alloca_region) != len(allocas) or len(self.alloca_line_end) != len(allocas):
+            raise ValueError("allocas, their regions and their lines' ends differ in number")
+        results = list(map(_RESULTS_OF, allocas))
+        if set(map(len, results)) <= {1}:
+            # One name each (the common case): the columns built by C calls.
+            bindings.names = list(map(_FIRST, results))
+            bindings.owners = list(map(_INDEX_OF, allocas))
+            bindings.starts = list(self.alloca_line_end)
+            bindings.ends = list(map(_END_OF, self.alloca_region))
+        else:
+            names, owners = bindings.names.append, bindings.owners.append
+            starts, ends = bindings.starts.append, bindings.ends.append
+            for alloca, region, scope_start in zip(allocas, self.alloca_region,
+                                                   self.alloca_line_end, strict=True):
+                for name in alloca.results:
+                    names(name)
+                    owners(alloca.index)
+                    starts(scope_start)
+                    ends(region.end)
         while bindings.names:
             made = self._search(bindings)
             bindings = _Round()
@@ -381,6 +393,10 @@ class _Round:
 
 
 _NUMBER_MASK = (1 << 24) - 1
+_RESULTS_OF: Callable[[RawAlloca], tuple[str, ...]] = attrgetter("results")
+_FIRST: Callable[[tuple[str, ...]], str] = itemgetter(0)
+_INDEX_OF: Callable[[RawAlloca], int] = attrgetter("index")
+_END_OF: Callable[[Region], int] = attrgetter("end")
 _FINDERS: dict[str, Callable[[bytes, int, int], Iterator[re.Match[bytes]]]] = {}
 _FINDERS_KEPT = 1 << 16
 
