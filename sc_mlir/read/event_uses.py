@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from operator import attrgetter, itemgetter
 
 from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -21,7 +22,7 @@ from sc_mlir.read.lexicon import (
     _passes_values_out,
     _results_of,
 )
-from sc_mlir.read.records import OpFrame
+from sc_mlir.read.records import OpFrame, RawAlloca
 from sc_mlir.read.scan import Scanner
 
 _PLAIN_OP: tuple[str, object] = ("plain", None)
@@ -88,15 +89,26 @@ class UseSearch:
         """Last uses: the names the allocas define, then the views and yielded values made
         from them, a round at a time, each round one search over the text."""
         bindings = _Round()
-        names, owners = bindings.names.append, bindings.owners.append
-        starts, ends = bindings.starts.append, bindings.ends.append
-        for alloca, region, scope_start in zip(self.allocas, self.alloca_region,
-                                               self.alloca_line_end, strict=True):
-            for name in alloca.results:
-                names(name)
-                owners(alloca.index)
-                starts(scope_start)
-                ends(region.end)
+        allocas = self.allocas
+        if len(self.alloca_region) != len(allocas) or len(self.alloca_line_end) != len(allocas):
+            raise ValueError("allocas, their regions and their lines' ends differ in number")
+        results = list(map(_RESULTS_OF, allocas))
+        if set(map(len, results)) <= {1}:
+            # One name each (the common case): the columns built by C calls.
+            bindings.names = list(map(_FIRST, results))
+            bindings.owners = list(map(_INDEX_OF, allocas))
+            bindings.starts = list(self.alloca_line_end)
+            bindings.ends = list(map(_END_OF, self.alloca_region))
+        else:
+            names, owners = bindings.names.append, bindings.owners.append
+            starts, ends = bindings.starts.append, bindings.ends.append
+            for alloca, region, scope_start in zip(allocas, self.alloca_region,
+                                                   self.alloca_line_end, strict=True):
+                for name in alloca.results:
+                    names(name)
+                    owners(alloca.index)
+                    starts(scope_start)
+                    ends(region.end)
         while bindings.names:
             made = self._search(bindings)
             bindings = _Round()
@@ -117,11 +129,13 @@ class UseSearch:
         # later): only each alloca's last occurrence can move its last use. The others
         # are still read, for the views and yields they make and to vouch for them.
         last: dict[int, int] = {}
+        finders = _FINDERS
         for number, name in enumerate(names):
+            finder = finders.get(name) or _uses_of(name)
             # A scope ends where a line starts: the name-end guard, which sees no further
             # than the scope's end, never misses a name character there.
             hits = [m.start() << 24 | number
-                    for m in _uses_of(name)(data, starts[number], ends[number])]
+                    for m in finder(data, starts[number], ends[number])]
             if hits:
                 found += hits
                 final = hits[-1] >> 24
@@ -178,29 +192,44 @@ class UseSearch:
                 kept.append((key, line_start, line_end, extends, plain))
         found.append(len(data) << 24)  # past the end: closes the last line's names
         made: list[_Binding] = []
-        event_offsets, event_lines = self.event_offsets, self.event_lines
         non_op_lines, first_body_line = self.non_op_lines, self.first_body_line
         transitions, transition_regions = self.transitions, self.transition_regions
+        extend_one = self._extend_one
+        event_offsets, event_lines = self.event_offsets, self.event_lines
+        # The kept lines come in text order: each search below starts where the last
+        # one ended.
+        at = region_at = non_ops_at = event = 0
         for first_key, line_start, line_end, extends, plain in kept:
-            event = bisect_right(event_offsets, line_start) - 1
+            event = bisect_right(event_offsets, line_start, event) - 1
             line = event_lines[event] + count(b"\n", event_offsets[event], line_start)
             first_use = first_key >> 24
             if not extends and self._plain_inert(line, line_start, line_end, first_use):
                 continue
-            at = bisect_left(found, first_key)
+            at = bisect_left(found, first_key, at)
             owner = owners[first_key & _NUMBER_MASK]
             # The common case: one name on the line, bound to one alloca.
             single = found[at + 1] >> 24 >= line_end and type(owner) is int
             if plain == _PLAIN_NO_STRING or (
                     plain == _PLAIN and not self._name_in_string(line_start, line_end)):
                 # What `_use_line` does with a last use on a plain op that makes no view.
-                order = (line - first_body_line) - bisect_left(non_op_lines, line) + 1
-                region = transition_regions[bisect_right(transitions, first_use) - 1]
+                non_ops_at = bisect_left(non_op_lines, line, non_ops_at)
+                order = (line - first_body_line) - non_ops_at + 1
+                region_at = bisect_right(transitions, first_use, region_at)
+                region = transition_regions[region_at - 1]
+                region_at -= 1
                 if single:
-                    self._extend_one(owner, region, order, line)  # type: ignore[arg-type]
+                    extend_one(owner, region, order, line)  # type: ignore[arg-type]
                 else:
-                    self._extend(self._ids_on_line(found, at, line_end, owners), region,
-                                 order, line)
+                    # An alloca met twice is extended twice alike: no set of them.
+                    use = at
+                    while found[use] >> 24 < line_end:
+                        owner = owners[found[use] & _NUMBER_MASK]
+                        if type(owner) is int:
+                            extend_one(owner, region, order, line)
+                        else:
+                            for aid in owner:  # type: ignore[union-attr]
+                                extend_one(aid, region, order, line)
+                        use += 1
             else:
                 ids = (frozenset((owner,)) if single  # type: ignore[arg-type]
                        else self._ids_on_line(found, at, line_end, owners))
@@ -364,6 +393,10 @@ class _Round:
 
 
 _NUMBER_MASK = (1 << 24) - 1
+_RESULTS_OF: Callable[[RawAlloca], tuple[str, ...]] = attrgetter("results")
+_FIRST: Callable[[tuple[str, ...]], str] = itemgetter(0)
+_INDEX_OF: Callable[[RawAlloca], int] = attrgetter("index")
+_END_OF: Callable[[Region], int] = attrgetter("end")
 _FINDERS: dict[str, Callable[[bytes, int, int], Iterator[re.Match[bytes]]]] = {}
 _FINDERS_KEPT = 1 << 16
 
