@@ -15,6 +15,7 @@ the way (outermost first), and the callers' file locations (innermost caller fir
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -109,18 +110,26 @@ class LocationTable:
     _parsed: dict[str, Location | None] = field(default_factory=dict)
     _errors: dict[str, str] = field(default_factory=dict)
     _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
+    # Aliases whose answer depends on the order they were resolved in (they reached an
+    # alias loop): this chunk's own. The others are in `_shared`.
     _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
     _in_progress: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # With the default parser, printed locations are read from their match (`_printed`).
         self._reads_printed = self.parse is None
+        # Aliases whose answer reached no loop: the same whichever alias was resolved first.
+        self._shared: dict[str, SourceLocation] = {}
+        # Loops met so far (an alias resolved while this count grew reached one).
+        self._loops_met = 0
         if self.parse is None and isinstance(self.raw, TrailingTable):
             # The fast reader gives each chunk of a file the same table: what its values
-            # parse to is the same for all of them (which alias resolves to what may not
-            # be, in a table with loops: `_by_alias` stays each chunk's own).
+            # parse to is the same for all of them, and so is what an alias that reaches no
+            # loop resolves to (in a table with loops, which alias resolves to what depends
+            # on which was asked first: those stay each chunk's own, in `_by_alias`).
             self._parsed = self.raw.parsed  # type: ignore[assignment]
             self._errors = self.raw.parse_errors
+            self._shared = _shared_answers(self.raw)
 
     def lookup(self, name: str) -> tuple[Location | None, str | None]:
         if name in self._parsed:
@@ -177,11 +186,17 @@ class LocationTable:
         return UNRESOLVED  # None, UnknownLoc
 
     def _alias(self, name: str) -> SourceLocation:
-        found = self._by_alias.get(name)
+        found = self._shared.get(name)
         if found is not None:
             return found
+        found = self._by_alias.get(name)
+        if found is not None:
+            self._loops_met += 1  # an answer that reached a loop: so does the asker's
+            return found
         if name in self._in_progress:
+            self._loops_met += 1
             return SourceLocation(problems=(f"location alias {name} refers to itself",))
+        loops_before = self._loops_met
         self._in_progress.add(name)
         try:
             printed = None
@@ -200,7 +215,10 @@ class LocationTable:
                                            found.callers, (*found.problems, error))
         finally:
             self._in_progress.discard(name)
-        self._by_alias[name] = found
+        if self._loops_met == loops_before:
+            self._shared[name] = found
+        else:
+            self._by_alias[name] = found
         return found
 
     def _printed(self, m: re.Match[str]) -> SourceLocation:
@@ -297,6 +315,20 @@ class LocationTable:
             if self._follow(part, [], [], [], caller_depth=None) is not None:
                 return part
         return parts[0] if parts else None
+
+
+# What the aliases of a fast reader's table resolve to when they reach no loop, kept for
+# the table's life (by its id: the table is a Mapping, so not hashable): the chunks and
+# spans of one file each have their `LocationTable`, and their allocas share chains.
+_SHARED_ANSWERS: dict[int, dict[str, SourceLocation]] = {}
+
+
+def _shared_answers(table: TrailingTable) -> dict[str, SourceLocation]:
+    answers = _SHARED_ANSWERS.get(id(table))
+    if answers is None:
+        answers = _SHARED_ANSWERS[id(table)] = {}
+        weakref.finalize(table, _SHARED_ANSWERS.pop, id(table), None)
+    return answers
 
 
 def _named(name: str, r: SourceLocation) -> SourceLocation:
