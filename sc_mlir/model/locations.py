@@ -110,6 +110,7 @@ class LocationTable:
     _parsed: dict[str, Location | None] = field(default_factory=dict)
     _errors: dict[str, str] = field(default_factory=dict)
     _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
+    _resolved_aliases: dict[str, SourceLocation] = field(default_factory=dict)
     # Aliases whose answer depends on the order they were resolved in (they reached an
     # alias loop): this chunk's own. The others are in `_shared`.
     _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
@@ -160,14 +161,23 @@ class LocationTable:
         """
         if loc is None:
             return UNRESOLVED
+        if type(loc) is AliasLoc:
+            # What ops refer to: kept by the alias's name, whose hash the str caches (an
+            # AliasLoc equals another by its name only, and hashes in Python).
+            cached = self._resolved_aliases.get(loc.name)
+            if cached is None:
+                cached = self._resolved_aliases[loc.name] = self._resolve_first(loc)
+            return cached
         cached = self._resolved.get(loc)
         if cached is None:
-            try:
-                cached = self._memo(loc)
-            except RecursionError:  # a chain deeper than the interpreter's stack
-                cached = self._resolve(loc)
-            self._resolved[loc] = cached
+            cached = self._resolved[loc] = self._resolve_first(loc)
         return cached
+
+    def _resolve_first(self, loc: Location) -> SourceLocation:
+        try:
+            return self._memo(loc)
+        except RecursionError:  # a chain deeper than the interpreter's stack
+            return self._resolve(loc)
 
     def _memo(self, loc: Location | None) -> SourceLocation:
         # Plain isinstance tests, most frequent first: a report resolves tens of thousands
@@ -234,8 +244,19 @@ class LocationTable:
             inner = self._alias(m[6])
             return _called(inner, self._alias(m[7]))
         if shape == PRINTED_FUSED:
-            return self._fused(tuple(map(AliasLoc, m[8].split(", "))))
+            return self._fused_aliases(m[8].split(", "))
         return self._alias(m[9])
+
+    def _fused_aliases(self, names: list[str]) -> SourceLocation:
+        """`_fused` of the parts `AliasLoc(name)` for `names`, without making the nodes."""
+        first: SourceLocation | None = None
+        for name in names:
+            resolved = self._alias(name)
+            if resolved.file is not None:
+                return resolved
+            if first is None:
+                first = resolved
+        return first if first is not None else UNRESOLVED
 
     def _fused(self, parts: tuple[Location, ...]) -> SourceLocation:
         # The first part with a file is the answer, and the parts after it are left
