@@ -33,8 +33,8 @@ from sc_mlir.syntax.parse import (
     PRINTED_CALLSITE,
     PRINTED_FILE,
     PRINTED_FUSED,
+    PRINTED_LOCATION,
     PRINTED_NAME,
-    match_printed_location,
     parse_location,
 )
 
@@ -175,7 +175,8 @@ class LocationTable:
 
     def _resolve_first(self, loc: Location) -> SourceLocation:
         try:
-            return self._memo(loc)
+            # `_memo`'s answer for an alias, without its dispatch.
+            return self._alias(loc.name) if type(loc) is AliasLoc else self._memo(loc)
         except RecursionError:  # a chain deeper than the interpreter's stack
             return self._resolve(loc)
 
@@ -213,7 +214,7 @@ class LocationTable:
             if self._reads_printed and name not in self._parsed:
                 text = self.raw.get(name)
                 if text is not None:
-                    printed = match_printed_location(text)
+                    printed = _match_printed(text)
             if printed is not None:
                 found = self._printed(printed)
             else:
@@ -350,6 +351,10 @@ def _shared_answers(table: TrailingTable) -> dict[str, SourceLocation]:
         answers = _SHARED_ANSWERS[id(table)] = {}
         weakref.finalize(table, _SHARED_ANSWERS.pop, id(table), None)
     return answers
+
+
+# `match_printed_location` itself (its pattern's fullmatch), one call less per alias.
+_match_printed = PRINTED_LOCATION.fullmatch
 
 
 def _named(name: str, r: SourceLocation) -> SourceLocation:
