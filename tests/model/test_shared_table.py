@@ -118,3 +118,19 @@ def test_answers_shared_between_chunks_are_those_each_chunk_would_find_alone():
         chunk, alone = LocationTable(shared), LocationTable(dict(LOOPED))
         for name in order:
             assert chunk.resolve(AliasLoc(name)) == alone.resolve(AliasLoc(name)), order
+
+
+def test_an_alias_resolves_as_a_name_location_around_it_says():
+    """An op's `loc(#locN)` is kept by the alias's name; its answer is the one a name
+    location around the alias resolves to, less the name."""
+    from sc_mlir.syntax.locations import NameLoc
+
+    for aliases in (ALIASES, LOOPED):
+        for name in [*aliases, "#loc99"]:
+            table, wrapped = LocationTable(dict(aliases)), LocationTable(dict(aliases))
+            found = table.resolve(AliasLoc(name))
+            assert table.resolve(AliasLoc(name)) is found
+            around = wrapped.resolve(NameLoc("n", AliasLoc(name)))
+            assert (around.names[0], around.names[1:]) == ("n", found.names)
+            assert (around.file, around.line, around.problems) == (
+                found.file, found.line, found.problems)
