@@ -227,7 +227,10 @@ class LocationTable:
         finally:
             self._in_progress.discard(name)
         if self._loops_met == loops_before:
-            self._shared[name] = found
+            shared = self._shared
+            if len(shared) >= _SHARED_LIMIT:
+                shared.clear()  # answers found again if asked again: memory stays bounded
+            shared[name] = found
         else:
             self._by_alias[name] = found
         return found
@@ -343,6 +346,9 @@ class LocationTable:
 # the table's life (by its id: the table is a Mapping, so not hashable): the chunks and
 # spans of one file each have their `LocationTable`, and their allocas share chains.
 _SHARED_ANSWERS: dict[int, dict[str, SourceLocation]] = {}
+# At most this many kept per table (a few MB; a span's own answers went with its records,
+# and a large dump's spans resolve far more aliases between them).
+_SHARED_LIMIT = 1 << 16
 
 
 def _shared_answers(table: TrailingTable) -> dict[str, SourceLocation]:

@@ -134,3 +134,15 @@ def test_an_alias_resolves_as_a_name_location_around_it_says():
             assert (around.names[0], around.names[1:]) == ("n", found.names)
             assert (around.file, around.line, around.problems) == (
                 found.file, found.line, found.problems)
+
+
+def test_a_full_shared_cache_is_emptied_and_answers_stay_the_same(monkeypatch):
+    import sc_mlir.model.locations as locations
+
+    monkeypatch.setattr(locations, "_SHARED_LIMIT", 3)
+    test_answers_shared_between_chunks_are_those_each_chunk_would_find_alone()
+    table = ("\n" + "".join(f"{name} = {value}\n" for name, value in LOOPED.items())).encode()
+    shared = TrailingTable(table, 1, len(table), range(1, 13), {})
+    for name in LOOPED:
+        LocationTable(shared).resolve(AliasLoc(name))
+        assert len(locations._shared_answers(shared)) <= 3
