@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+# Not frozen, for speed (as `StackResult`): made for every (func, space), never changed.
+@dataclass(slots=True)
 class LivenessPeak:
     words: int
     point: int | None  # a program point where the peak is reached (the first one)

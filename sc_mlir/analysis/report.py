@@ -205,8 +205,12 @@ class SpaceReport:
         return self if self.crossing is not None else None
 
     def count_of(self, kind: str) -> int:
-        # Over the entries in C (map, list.count): a report may hold thousands.
-        return list(map(_record_kind, self.allocas)).count(kind)
+        return self.kinds.count(kind)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kind of each entry, in their order (read in C: a report may hold thousands)."""
+        return list(map(_record_kind, self.allocas))
 
     @property
     def live_at_peak(self) -> tuple[PlacedAlloca, ...]:

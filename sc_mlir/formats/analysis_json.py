@@ -111,6 +111,10 @@ def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, 
             "fix_still_crosses": (alloca_brief(c.fix_still_crosses)
                                   if c.fix_still_crosses is not None else None),
         }
+    # Read once: a property each, for every (func, space) of a dump.
+    percent = report.percent_of_bound
+    kinds = report.kinds
+    unsized = report.unsized
     found: dict[str, object] = {
         "file": report.file,
         "chunk": report.chunk,
@@ -127,15 +131,14 @@ def space_object(report: SpaceReport, group_by: str | None = None) -> dict[str, 
         "stack_peak_words": report.stack_peak_words,
         "liveness_peak_words": report.liveness_peak_words,
         "packed_peak_words": report.packed_peak_words,
-        "percent_of_bound": (round(report.percent_of_bound, 2)
-                             if report.percent_of_bound is not None else None),
+        "percent_of_bound": round(percent, 2) if percent is not None else None,
         "headroom_words": report.headroom_words,
         "verdict": report.verdict,
-        "n_allocas": len(report.allocas),
-        "n_scratch_operands": report.count_of(SCRATCH_OPERAND),
-        "n_semaphores": report.count_of(SEMAPHORE),
-        "unsized_allocas": [{"name": r.name, "line": r.line, "type": r.type}
-                            for r in report.unsized],
+        "n_allocas": len(kinds),
+        "n_scratch_operands": kinds.count(SCRATCH_OPERAND),
+        "n_semaphores": kinds.count(SEMAPHORE),
+        "unsized_allocas": ([{"name": r.name, "line": r.line, "type": r.type}
+                             for r in unsized] if unsized else []),
         "must_free_words": report.must_free_words,
         "live_at_peak": [alloca_brief(a) for a in report.live_at_peak],
         "crossing": crossing,

@@ -15,6 +15,7 @@ the way (outermost first), and the callers' file locations (innermost caller fir
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,8 +33,8 @@ from sc_mlir.syntax.parse import (
     PRINTED_CALLSITE,
     PRINTED_FILE,
     PRINTED_FUSED,
+    PRINTED_LOCATION,
     PRINTED_NAME,
-    match_printed_location,
     parse_location,
 )
 
@@ -109,18 +110,27 @@ class LocationTable:
     _parsed: dict[str, Location | None] = field(default_factory=dict)
     _errors: dict[str, str] = field(default_factory=dict)
     _resolved: dict[Location, SourceLocation] = field(default_factory=dict)
+    _resolved_aliases: dict[str, SourceLocation] = field(default_factory=dict)
+    # Aliases whose answer depends on the order they were resolved in (they reached an
+    # alias loop): this chunk's own. The others are in `_shared`.
     _by_alias: dict[str, SourceLocation] = field(default_factory=dict)
     _in_progress: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # With the default parser, printed locations are read from their match (`_printed`).
         self._reads_printed = self.parse is None
+        # Aliases whose answer reached no loop: the same whichever alias was resolved first.
+        self._shared: dict[str, SourceLocation] = {}
+        # Loops met so far (an alias resolved while this count grew reached one).
+        self._loops_met = 0
         if self.parse is None and isinstance(self.raw, TrailingTable):
             # The fast reader gives each chunk of a file the same table: what its values
-            # parse to is the same for all of them (which alias resolves to what may not
-            # be, in a table with loops: `_by_alias` stays each chunk's own).
+            # parse to is the same for all of them, and so is what an alias that reaches no
+            # loop resolves to (in a table with loops, which alias resolves to what depends
+            # on which was asked first: those stay each chunk's own, in `_by_alias`).
             self._parsed = self.raw.parsed  # type: ignore[assignment]
             self._errors = self.raw.parse_errors
+            self._shared = _shared_answers(self.raw)
 
     def lookup(self, name: str) -> tuple[Location | None, str | None]:
         if name in self._parsed:
@@ -151,14 +161,24 @@ class LocationTable:
         """
         if loc is None:
             return UNRESOLVED
+        if type(loc) is AliasLoc:
+            # What ops refer to: kept by the alias's name, whose hash the str caches (an
+            # AliasLoc equals another by its name only, and hashes in Python).
+            cached = self._resolved_aliases.get(loc.name)
+            if cached is None:
+                cached = self._resolved_aliases[loc.name] = self._resolve_first(loc)
+            return cached
         cached = self._resolved.get(loc)
         if cached is None:
-            try:
-                cached = self._memo(loc)
-            except RecursionError:  # a chain deeper than the interpreter's stack
-                cached = self._resolve(loc)
-            self._resolved[loc] = cached
+            cached = self._resolved[loc] = self._resolve_first(loc)
         return cached
+
+    def _resolve_first(self, loc: Location) -> SourceLocation:
+        try:
+            # `_memo`'s answer for an alias, without its dispatch.
+            return self._alias(loc.name) if type(loc) is AliasLoc else self._memo(loc)
+        except RecursionError:  # a chain deeper than the interpreter's stack
+            return self._resolve(loc)
 
     def _memo(self, loc: Location | None) -> SourceLocation:
         # Plain isinstance tests, most frequent first: a report resolves tens of thousands
@@ -177,18 +197,24 @@ class LocationTable:
         return UNRESOLVED  # None, UnknownLoc
 
     def _alias(self, name: str) -> SourceLocation:
-        found = self._by_alias.get(name)
+        found = self._shared.get(name)
         if found is not None:
             return found
+        found = self._by_alias.get(name)
+        if found is not None:
+            self._loops_met += 1  # an answer that reached a loop: so does the asker's
+            return found
         if name in self._in_progress:
+            self._loops_met += 1
             return SourceLocation(problems=(f"location alias {name} refers to itself",))
+        loops_before = self._loops_met
         self._in_progress.add(name)
         try:
             printed = None
             if self._reads_printed and name not in self._parsed:
                 text = self.raw.get(name)
                 if text is not None:
-                    printed = match_printed_location(text)
+                    printed = _match_printed(text)
             if printed is not None:
                 found = self._printed(printed)
             else:
@@ -200,7 +226,13 @@ class LocationTable:
                                            found.callers, (*found.problems, error))
         finally:
             self._in_progress.discard(name)
-        self._by_alias[name] = found
+        if self._loops_met == loops_before:
+            shared = self._shared
+            if len(shared) >= _SHARED_LIMIT:
+                shared.clear()  # answers found again if asked again: memory stays bounded
+            shared[name] = found
+        else:
+            self._by_alias[name] = found
         return found
 
     def _printed(self, m: re.Match[str]) -> SourceLocation:
@@ -216,8 +248,19 @@ class LocationTable:
             inner = self._alias(m[6])
             return _called(inner, self._alias(m[7]))
         if shape == PRINTED_FUSED:
-            return self._fused(tuple(map(AliasLoc, m[8].split(", "))))
+            return self._fused_aliases(m[8].split(", "))
         return self._alias(m[9])
+
+    def _fused_aliases(self, names: list[str]) -> SourceLocation:
+        """`_fused` of the parts `AliasLoc(name)` for `names`, without making the nodes."""
+        first: SourceLocation | None = None
+        for name in names:
+            resolved = self._alias(name)
+            if resolved.file is not None:
+                return resolved
+            if first is None:
+                first = resolved
+        return first if first is not None else UNRESOLVED
 
     def _fused(self, parts: tuple[Location, ...]) -> SourceLocation:
         # The first part with a file is the answer, and the parts after it are left
@@ -297,6 +340,27 @@ class LocationTable:
             if self._follow(part, [], [], [], caller_depth=None) is not None:
                 return part
         return parts[0] if parts else None
+
+
+# What the aliases of a fast reader's table resolve to when they reach no loop, kept for
+# the table's life (by its id: the table is a Mapping, so not hashable): the chunks and
+# spans of one file each have their `LocationTable`, and their allocas share chains.
+_SHARED_ANSWERS: dict[int, dict[str, SourceLocation]] = {}
+# At most this many kept per table (a few MB; a span's own answers went with its records,
+# and a large dump's spans resolve far more aliases between them).
+_SHARED_LIMIT = 1 << 16
+
+
+def _shared_answers(table: TrailingTable) -> dict[str, SourceLocation]:
+    answers = _SHARED_ANSWERS.get(id(table))
+    if answers is None:
+        answers = _SHARED_ANSWERS[id(table)] = {}
+        weakref.finalize(table, _SHARED_ANSWERS.pop, id(table), None)
+    return answers
+
+
+# `match_printed_location` itself (its pattern's fullmatch), one call less per alias.
+_match_printed = PRINTED_LOCATION.fullmatch
 
 
 def _named(name: str, r: SourceLocation) -> SourceLocation:

@@ -688,6 +688,10 @@ _PRINTED_FILE, _PRINTED_NAME, _PRINTED_CALLSITE, _PRINTED_FUSED = (
     PRINTED_FILE, PRINTED_NAME, PRINTED_CALLSITE, PRINTED_FUSED)
 
 
+# `match_printed_location`'s pattern, for readers that call its fullmatch directly.
+PRINTED_LOCATION = _PRINTED_LOCATION
+
+
 def match_printed_location(text: str) -> re.Match[str] | None:
     """`text` matched as MLIR prints the common location shapes, or None. `lastindex` says
     which: PRINTED_FILE (groups 1-3 the file, line and column), PRINTED_NAME (4-5 the

@@ -87,3 +87,62 @@ def test_printed_locations_resolve_as_their_parsed_nodes_do():
             parsed = LocationTable(dict(table), parse=parse_location)
             for name in order:
                 assert printed.resolve(AliasLoc(name)) == parsed.resolve(AliasLoc(name)), name
+
+
+LOOPED = {
+    "#loc1": 'loc("k.py":10:4)',
+    "#loc2": 'loc("a"(#loc3))',
+    "#loc3": "loc(callsite(#loc4 at #loc1))",
+    "#loc4": 'loc("b"(#loc2))',
+    "#loc5": "loc(callsite(#loc2 at #loc6))",
+    "#loc6": 'loc("c"(#loc1))',
+    "#loc7": "loc(fused[#loc8, #loc6])",
+    "#loc8": "loc(callsite(#loc7 at #loc1))",
+    "#loc9": 'loc("d"(#loc5))',
+    "#loc10": "loc(#loc11)",
+    "#loc11": "loc(#loc10)",
+    "#loc12": 'loc("e"(#loc6))',
+}
+
+
+def test_answers_shared_between_chunks_are_those_each_chunk_would_find_alone():
+    """What an alias that reaches no loop resolves to is shared by the chunks of a table;
+    an alias that reaches one answers as the chunk's own order of questions makes it."""
+    import random
+
+    table = ("\n" + "".join(f"{name} = {value}\n" for name, value in LOOPED.items())).encode()
+    shared = TrailingTable(table, 1, len(table), range(1, 13), {})
+    rng = random.Random(7)
+    for _ in range(200):
+        order = rng.sample(list(LOOPED), rng.randint(1, len(LOOPED)))
+        chunk, alone = LocationTable(shared), LocationTable(dict(LOOPED))
+        for name in order:
+            assert chunk.resolve(AliasLoc(name)) == alone.resolve(AliasLoc(name)), order
+
+
+def test_an_alias_resolves_as_a_name_location_around_it_says():
+    """An op's `loc(#locN)` is kept by the alias's name; its answer is the one a name
+    location around the alias resolves to, less the name."""
+    from sc_mlir.syntax.locations import NameLoc
+
+    for aliases in (ALIASES, LOOPED):
+        for name in [*aliases, "#loc99"]:
+            table, wrapped = LocationTable(dict(aliases)), LocationTable(dict(aliases))
+            found = table.resolve(AliasLoc(name))
+            assert table.resolve(AliasLoc(name)) is found
+            around = wrapped.resolve(NameLoc("n", AliasLoc(name)))
+            assert (around.names[0], around.names[1:]) == ("n", found.names)
+            assert (around.file, around.line, around.problems) == (
+                found.file, found.line, found.problems)
+
+
+def test_a_full_shared_cache_is_emptied_and_answers_stay_the_same(monkeypatch):
+    import sc_mlir.model.locations as locations
+
+    monkeypatch.setattr(locations, "_SHARED_LIMIT", 3)
+    test_answers_shared_between_chunks_are_those_each_chunk_would_find_alone()
+    table = ("\n" + "".join(f"{name} = {value}\n" for name, value in LOOPED.items())).encode()
+    shared = TrailingTable(table, 1, len(table), range(1, 13), {})
+    for name in LOOPED:
+        LocationTable(shared).resolve(AliasLoc(name))
+        assert len(locations._shared_answers(shared)) <= 3
