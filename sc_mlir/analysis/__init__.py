@@ -149,10 +149,7 @@ class Analysis:
         return roll_up(self.report(func, space, file, chunk), by)
 
 
-# Not frozen (hashed as if it were): a frozen __init__ sets each of its 17 fields through
-# object.__setattr__ (7 us, for every (func, space) of a dump, and again when unpickled from
-# a worker); nothing changes one once `of` made it.
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(frozen=True, slots=True)
 class ReportOutline:
     """What is kept of a report once its output was made where its file was read (`sc-mlir
     analyze` over many files, as JSON, CSV or the table): what an analysis is ordered,

@@ -244,19 +244,3 @@ def test_a_reports_kinds_are_its_entries_kinds_and_counts():
         assert report.kinds == [a.kind for a in report.allocas]
         for kind in {*report.kinds, "heap"}:
             assert report.count_of(kind) == sum(a.kind == kind for a in report.allocas)
-
-
-def test_an_outline_hashes_and_travels_as_a_frozen_one_would():
-    """`ReportOutline` is not frozen, for speed: it still hashes by its compared fields,
-    and comes back from a worker equal, with the same hash."""
-    import pickle
-
-    from sc_mlir.analysis import ReportOutline, reports_of_file
-    from sc_mlir.model.bounds import Bounds
-
-    records, _notes = build_allocations(scan_text(NESTED, "n.mlir"))
-    for report in reports_of_file(Bounds.default(), records):
-        outline = ReportOutline.of(report, keep_crossing=True)
-        again = pickle.loads(pickle.dumps(outline))
-        assert again == outline and hash(again) == hash(outline)
-        assert hash(outline) == hash(ReportOutline.of(report))  # the report is not compared
