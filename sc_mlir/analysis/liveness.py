@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-# Not frozen, for speed (as `StackResult`): made for every (func, space), never changed.
-@dataclass(slots=True)
+@dataclass(frozen=True)
 class LivenessPeak:
     words: int
     point: int | None  # a program point where the peak is reached (the first one)

@@ -37,9 +37,7 @@ class Placement(NamedTuple):
     padding: int  # words skipped to align
 
 
-# Not frozen: a frozen __init__ sets each of its eight fields through object.__setattr__
-# (2 us, for every (func, space) of a dump); nothing changes one once `stack_of` made it.
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class StackResult:
     # Per item, in the input's order: where it is placed, its upper bound, and the words
     # skipped to align it (columns: one analysis makes tens of thousands of placements).
