@@ -299,26 +299,18 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     else:
         verdict = OVERFLOW
     placement, space = first.placement, first.space
-    return _space_report({
-        "file": first.file, "chunk": first.chunk, "module": placement.module,
-        "func": placement.func, "dump_header": placement.dump_header,
-        "memory_space": space.memory_space, "space_id": space.space_id,
-        "space_name": space.space_name, "bound_words": bound, "bound_source": bound_source,
-        "align_bytes": align_bytes, "align_source": align_source, "allocas": placed,
-        "unsized": tuple(unsized), "stack_peak_words": stack.peak_words,
-        "stack_peak_index": stack.peak_index, "peak_stack": stack.peak_stack,
-        "liveness_peak_words": peak.words, "liveness_peak_point": peak.point,
-        "packed_peak_words": packed_peak, "verdict": verdict, "crossing": crossing,
-    })
-
-
-def _space_report(fields: dict[str, object]) -> SpaceReport:
-    """`SpaceReport(**fields)` (every field, in their order) without the frozen __init__'s
-    object.__setattr__ per field: the same object (the class has no __post_init__ and
-    keeps its fields in __dict__), made for every (func, space) of a dump."""
-    report = object.__new__(SpaceReport)
-    report.__dict__.update(fields)
-    return report
+    return SpaceReport(
+        file=first.file, chunk=first.chunk, module=placement.module, func=placement.func,
+        dump_header=placement.dump_header, memory_space=space.memory_space,
+        space_id=space.space_id, space_name=space.space_name,
+        bound_words=bound, bound_source=bound_source,
+        align_bytes=align_bytes, align_source=align_source,
+        allocas=placed, unsized=tuple(unsized),
+        stack_peak_words=stack.peak_words, stack_peak_index=stack.peak_index,
+        peak_stack=stack.peak_stack,
+        liveness_peak_words=peak.words, liveness_peak_point=peak.point,
+        packed_peak_words=packed_peak, verdict=verdict, crossing=crossing,
+    )
 
 
 def _crossing(placed: tuple[PlacedAlloca, ...], index: int, stack_indices: tuple[int, ...],

@@ -64,32 +64,6 @@ class SourceLocation:
         return self.names[-1] if self.names else ""
 
 
-_SOURCE_FIELDS = ("file", "line", "col", "end_line", "end_col", "names", "callers", "problems")
-(_set_file, _set_line, _set_col, _set_end_line, _set_end_col, _set_names, _set_callers,
- _set_problems) = (SourceLocation.__dict__[name].__set__ for name in _SOURCE_FIELDS)
-
-
-def _source_location_init(self: SourceLocation, file: str | None = None,
-                          line: int | None = None, col: int | None = None,
-                          end_line: int | None = None, end_col: int | None = None,
-                          names: tuple[str, ...] = (), callers: tuple[FileLoc, ...] = (),
-                          problems: tuple[str, ...] = ()) -> None:
-    # As `sc_mlir.syntax.locations` builds its nodes: the slots set through their
-    # descriptors, not `object.__setattr__` per field (a report builds one per alias).
-    _set_file(self, file)
-    _set_line(self, line)
-    _set_col(self, col)
-    _set_end_line(self, end_line)
-    _set_end_col(self, end_col)
-    _set_names(self, names)
-    _set_callers(self, callers)
-    _set_problems(self, problems)
-
-
-_source_location_init.__name__ = "__init__"
-_source_location_init.__qualname__ = "SourceLocation.__init__"
-SourceLocation.__init__ = _source_location_init  # type: ignore[method-assign]
-
 UNRESOLVED = SourceLocation()
 
 # A chain longer than this is a cycle the visited-set missed or an adversarial table.

@@ -687,8 +687,6 @@ class _Reader(UseSearch):
         add_live_end, add_live_end_line = self.live_end.append, self.live_end_line.append
         add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
         chunk = self.chunk_index
-        new = _NEW
-        set_alias_name = _SET_ALIAS_NAME
         for line_start, line, order, region in placed:
             found = common(data, line_start)
             body = location = None
@@ -698,8 +696,7 @@ class _Reader(UseSearch):
                 # never among the bodies.)
                 body = bodies.get(body_text)
                 if body is not None and alias is not None:
-                    location = new(AliasLoc)  # AliasLoc(alias.decode())
-                    set_alias_name(location, alias.decode())
+                    location = AliasLoc(alias.decode())
                 elif body is not None:
                     location = parse_common_location(found.group(4).decode())
             if body is None or location is None:
@@ -976,11 +973,5 @@ def _allocation_ops(data: bytes, start: int, end: int) -> Iterator[int]:
                     break
 
 
-# An alloca in a common shape gets its `AliasLoc` (tens of thousands a file) by setting its
-# slot through the slot's own descriptor (`_read_allocas`): a frozen dataclass's __init__
-# sets each field through object.__setattr__, which takes twice as long.
-# tests/read/test_event_shortcuts.py holds it equal to the constructor's.
-_NEW = object.__new__
-_SET_ALIAS_NAME = AliasLoc.name.__set__  # type: ignore[attr-defined]
 # A line's start from the offset of the newline before it (-1: none), mapped in C.
 _NEXT = (1).__add__

@@ -2,17 +2,14 @@
 source lines is `sc_mlir.model.locations`).
 
 Every alloca holds one node (most often an `AliasLoc`), so the nodes have slots (a third of
-the memory of a plain instance), are built without the frozen `__init__`'s per-field
-`object.__setattr__` (`quick_init`), and pickle as their constructor's arguments (workers
-send them back by the ten thousand; a frozen slots dataclass otherwise pickles through
+the memory of a plain instance) and pickle as their constructor's arguments (workers send
+them back by the ten thousand; a frozen slots dataclass otherwise pickles through
 Python-level `__getstate__`/`__setstate__`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from sc_mlir.support.quickinit import quick_init
 
 # --- syntax ---------------------------------------------------------------------------
 
@@ -23,7 +20,6 @@ class UnknownLoc:
         return (UnknownLoc, ())
 
 
-@quick_init  # built by the hundred thousand
 @dataclass(frozen=True, slots=True)
 class FileLoc:
     file: str
@@ -36,7 +32,6 @@ class FileLoc:
         return (FileLoc, (self.file, self.line, self.col, self.end_line, self.end_col))
 
 
-@quick_init  # built by the hundred thousand
 @dataclass(frozen=True, slots=True)
 class NameLoc:
     name: str
@@ -46,7 +41,6 @@ class NameLoc:
         return (NameLoc, (self.name, self.child))
 
 
-@quick_init  # built by the hundred thousand
 @dataclass(frozen=True, slots=True)
 class CallSiteLoc:
     callee: Location
@@ -56,7 +50,6 @@ class CallSiteLoc:
         return (CallSiteLoc, (self.callee, self.caller))
 
 
-@quick_init  # built by the hundred thousand
 @dataclass(frozen=True, slots=True)
 class FusedLoc:
     metadata: str | None
@@ -66,7 +59,6 @@ class FusedLoc:
         return (FusedLoc, (self.metadata, self.locations))
 
 
-@quick_init  # built by the hundred thousand
 @dataclass(frozen=True, slots=True)
 class AliasLoc:
     name: str
