@@ -876,10 +876,11 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
             if not names or not 0 < len(names[0]) <= _MAX_DIGITS:  # `#loc` alone or again,
                 return None  # or a number an int64 may not hold (as the careful path reads)
             first = expected = int(names[0])
-        # The names (digits only) joined as a list of the numbers they should be prints:
-        # equal exactly when each name is its number, without an int per line.
-        listed = repr(list(range(expected, expected + len(names))))[1:-1].encode()
-        if b", ".join(names) != listed:
+        # Each name compared with the digits its number prints as, without an int per line.
+        # (Comparing one joined text with the printed list of numbers costs 6 ms less on a
+        # 50 MB dump, but its transient texts grew the heap the forked workers inherit by
+        # 16 MiB summed over the processes.)
+        if names != list(map(b"%d".__mod__, range(expected, expected + len(names)))):
             return None
         expected += len(names)
         block = block_end
