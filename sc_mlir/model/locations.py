@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from sc_mlir.read.loc_table import LocationTable as TrailingTable
@@ -227,14 +227,7 @@ class LocationTable:
 
     def _fused_aliases(self, names: list[str]) -> SourceLocation:
         """`_fused` of the parts `AliasLoc(name)` for `names`, without making the nodes."""
-        first: SourceLocation | None = None
-        for name in names:
-            resolved = self._alias(name)
-            if resolved.file is not None:
-                return resolved
-            if first is None:
-                first = resolved
-        return first if first is not None else UNRESOLVED
+        return _first_with_file(map(self._alias, names))
 
     def _fused(self, parts: tuple[Location, ...]) -> SourceLocation:
         # The first part with a file is the answer, and the parts after it are left
@@ -242,14 +235,7 @@ class LocationTable:
         # most of their aliases are never needed. (It also keeps an alias loop through a
         # later part from caching an answer that depends on which alias was resolved
         # first.)
-        first: SourceLocation | None = None
-        for part in parts:
-            resolved = self._memo(part)
-            if resolved.file is not None:
-                return resolved
-            if first is None:
-                first = resolved
-        return first if first is not None else UNRESOLVED
+        return _first_with_file(map(self._memo, parts))
 
     def _resolve(self, loc: Location) -> SourceLocation:
         names: list[str] = []
@@ -359,3 +345,15 @@ def _first_line(exc: Exception) -> str:
 
 def _default_parser() -> Callable[[str], Location]:
     return parse_location
+
+
+def _first_with_file(resolved: Iterator[SourceLocation]) -> SourceLocation:
+    """A fused location's answer: the first of its parts, resolved in turn (lazily: the
+    parts after the answer are never resolved), that has a file, else the first part."""
+    first: SourceLocation | None = None
+    for location in resolved:
+        if location.file is not None:
+            return location
+        if first is None:
+            first = location
+    return first if first is not None else UNRESOLVED
