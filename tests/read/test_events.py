@@ -5,13 +5,12 @@ diagnostics, line and op counts. Files it does not vouch for are the careful rea
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import random
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, bench_generator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,15 +23,7 @@ from sc_mlir.read.scan import FileScan, OpFrame, scan_file, scan_text
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = bench_generator()
 
 
 def frame_key(frame: OpFrame | None) -> tuple | None:

@@ -5,13 +5,12 @@ against bisecting."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from array import array
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, REPO
+from conftest import CORPUS, FIXTURES, bench_generator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,10 +37,7 @@ def _table_lines(paths: list[Path]) -> list[bytes]:
 
 
 def _generated(tmp_path: Path, form: str) -> Path:
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = bench_generator()
     path = tmp_path / f"{form}.mlir"
     generator.write_module(path, form, 300_000, 11, "xla")
     return path

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, bench_generator
 
 from sc_mlir.model import dump as dump_module
 from sc_mlir.model.allocation import build_allocations
@@ -17,17 +16,9 @@ from sc_mlir.read.parts import plan_parts, scan_file_in_parts
 from sc_mlir.read.scan import FileScan, ScanSettings, scan_file
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def write_dump(path: Path, form: str, size: int, seed: int = 7) -> int:
     """A benchmark-shaped dump of about `size` bytes; returns its alloca count."""
-    return _generator().write_module(path, form, size, seed)
+    return bench_generator().write_module(path, form, size, seed)
 
 
 def table(scan: FileScan) -> tuple[list[dict], list]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, bench_generator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -176,10 +175,7 @@ def test_every_body_in_the_fixtures_and_corpus_reads_alike():
 
 @pytest.mark.parametrize("form", ["generic", "pretty"])
 def test_generated_sparse_core_bodies_all_take_the_fast_path(form, tmp_path):
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = bench_generator()
     path = tmp_path / f"{form}.mlir"
     generator.write_module(path, form, 200_000, 7, "xla")
     bodies = _bodies(path)
