@@ -831,7 +831,7 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
     end = table_end  # blank lines may follow (XLA's dump files end with two)
     table = LocationTable(data, body_end, end, numbers, before)
     if (checked is None and not _increasing(numbers)) or any(
-            table._number(name) is not None for name in before):
+            table._line_index(name) is not None for name in before):
         raise Unvouched("a location table out of order, or defining an alias again")
     return body_end, table
 

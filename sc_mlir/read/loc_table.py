@@ -122,10 +122,6 @@ class LocationTable(Mapping[str, str]):
         at = bisect_left(numbers, number)
         return at if at < len(numbers) and numbers[at] == number else None
 
-    def _number(self, name: object) -> int | None:
-        at = self._line_index(name)
-        return None if at is None else self._numbers[at]
-
     def __contains__(self, name: object) -> bool:
         return name in self._before or self._line_index(name) is not None
 

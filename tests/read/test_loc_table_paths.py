@@ -187,7 +187,7 @@ def test_a_range_table_looks_up_as_an_array_table(first):
     for name in names:
         assert (name in as_array) == (name in as_range), name
         assert as_array.get(name) == as_range.get(name), name  # type: ignore[arg-type]
-        assert as_array._number(name) == as_range._number(name), name
+        assert as_array._line_index(name) == as_range._line_index(name), name
     assert list(as_array) == list(as_range) and len(as_array) == len(as_range)
 
 
