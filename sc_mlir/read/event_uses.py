@@ -183,10 +183,8 @@ class UseSearch:
                 plain = _PLAIN_NO_STRING
             else:
                 # A string besides the op's name: as `_plain_inert`, no terminator's word.
-                plain = _PLAIN if (find(b"yield", line_start, line_end) < 0
-                                   and find(b"return", line_start, line_end) < 0
-                                   and find(b"condition", line_start, line_end) < 0
-                                   ) else _NOT_PLAIN
+                plain = _PLAIN if all(find(word, line_start, line_end) < 0
+                                      for word in _TERMINATOR_WORDS) else _NOT_PLAIN
             extends = next_final < line_end
             if extends or plain == _NOT_PLAIN:
                 kept.append((key, line_start, line_end, extends, plain))
@@ -254,12 +252,8 @@ class UseSearch:
     def _name_in_string(self, line_start: int, line_end: int) -> bool:
         """`_use_line`'s test of a value name inside a string on a plain op's line."""
         data = self.data
-        quotes = data.count(b'"', line_start, line_end)
-        if not quotes:
-            return False
-        raw = data[line_start:line_end]
-        return (quotes > 2 or raw.lstrip()[:1] != b'"') and (
-            b"%" in b"".join(raw.split(b'"')[1::2]))
+        return (data.find(b'"', line_start, line_end) >= 0
+                and _value_name_in_string(data[line_start:line_end]))
 
     def _plain_inert(self, line: int, line_start: int, line_end: int, first_use: int) -> bool:
         """Whether a line only uses these values: a plain op with no results, or whose
@@ -273,7 +267,7 @@ class UseSearch:
             return (head is not None and bool(head.group(1))
                     and first_use - line_start >= head.end(1)
                     and head.group(2).strip(b'"') in self.no_view_ops)
-        return b"yield" not in raw and b"return" not in raw and b"condition" not in raw
+        return not any(word in raw for word in _TERMINATOR_WORDS)
 
     def _use_line(self, line_start: int, line_end: int, line: int, first_use: int,
                   ids: frozenset[int], extends: bool) -> list[_Binding]:
@@ -286,9 +280,7 @@ class UseSearch:
             return []
         if kind == "label" or kind == "alloca":
             raise Unvouched("a tracked value on a label or an allocation line")
-        quotes = raw.count(b'"')
-        if quotes and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
-                b"%" in b"".join(raw.split(b'"')[1::2])):
+        if _value_name_in_string(raw):
             raise Unvouched("a value name inside a string")
         text = raw.decode()
         made: list[_Binding] = []
@@ -417,6 +409,15 @@ _PREFIX_HEAD = re.compile(
     rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+)")
 _OPEN_BRACE = ord("{")
 _TERMINATOR_WORDS = (b"yield", b"return", b"condition")
+
+
+def _value_name_in_string(raw: bytes) -> bool:
+    """Whether a line's text holds a `%` inside a string other than a generic op's quoted
+    name (which is the line's first string when it starts the line)."""
+    quotes = raw.count(b'"')
+    return bool(quotes) and (quotes > 2 or raw.lstrip()[:1] != b'"') and (
+        b"%" in b"".join(raw.split(b'"')[1::2]))
+
 # What the first pass found of a line: not shown plain; plain, with no string but the
 # op's name; plain (a string may hold a value name: `_use_line` declines that).
 _NOT_PLAIN, _PLAIN_NO_STRING, _PLAIN = 0, 1, 2
