@@ -94,18 +94,18 @@ _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 _BRACKETS = b"()[]{}"
 _CONTINUATION_ALTERNATIVES = b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
 _PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
-_REGION_OPEN = re.compile(rb"\{\n")
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
 # Whether there is a `//` at all, in a third of the time `bytes.count` takes to count none
 # (a literal pattern's search skips along its first byte).
 _DOUBLE_SLASH = re.compile(rb"//")
-# What a line starts with, each kind a group: 2 `}`, 3 a block label, 4 a comment, 5 nothing
-# (a blank line); lines no op starts: 1 the line before ended inside its brackets or operand
-# list, 6 a word that continues the op before, 7 anything an op cannot start with.
+# What a line starts with, each kind a group: 2 `}` (the group: what follows it on its line,
+# which the events loop reads), 3 a block label, 4 a comment, 5 nothing (a blank line); lines
+# no op starts: 1 the line before ended inside its brackets or operand list, 6 a word that
+# continues the op before, 7 anything an op cannot start with.
 # A line that starts an op matches none, so most lines cost no match object (and one that
 # starts with a value name or a quoted op name is given up at its first byte).
 _LINE_START = re.compile(
-    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?=[^%\"])(?:(\})|(\^)|(//)|(?=\n)()|(?:"
+    rb"\n(?:(?<=[(\[,]\n)()|[ \t]*+(?=[^%\"])(?:\}([^\n]*+)|(\^)|(//)|(?=\n)()|(?:"
     + _CONTINUATION_ALTERNATIVES
     + rb")(?![\w$.])()|(?![%\"A-Za-z_])()))"
 )
@@ -319,6 +319,7 @@ class _Reader(UseSearch):
         """One search over the starts of the body's lines: where regions close, block
         labels, comment lines and blank lines are; any other line must start an op."""
         closes: list[int] = []
+        close_rests: list[bytes] = []
         labels: list[int] = []
         comments: list[int] = []
         blanks: list[int] = []
@@ -327,14 +328,15 @@ class _Reader(UseSearch):
         for m in _LINE_START.finditer(self.data, max(self.body_start - 1, 0), self.body_end):
             kind = m.lastindex
             if kind == 2:
-                closes.append(m.end() - 1)  # its `}` (what follows is read from there)
+                closes.append(m.start(2) - 1)  # its `}`
+                close_rests.append(m.group(2))
                 continue
             found = kinds.get(kind)  # type: ignore[arg-type]
             if found is not None:
                 found.append(m.start() + 1)
             elif m.start() != last_newline or kind == _OPEN_LINE:
                 raise Unvouched("a line that is not a whole op, a region end or a label")
-        self.close_braces, self.label_starts = closes, labels
+        self.close_braces, self.close_rests, self.label_starts = closes, close_rests, labels
         self.comment_starts, self.blank_starts = comments, blanks
 
     def _comment_lines(self) -> list[int]:
@@ -375,8 +377,14 @@ class _Reader(UseSearch):
         events += [(offset << 3) | 1 for offset in self.label_starts]
         events += [((m.start() - (7 if m.lastindex == 1 else 8)) << 3) | 2
                    for m in _ALLOCATION_OP_AT.finditer(data, start, end)]
-        opens = [m.start() for m in _REGION_OPEN.finditer(data, start, end)]
-        events += [(offset << 3) | 3 for offset in opens]
+        # The `{`s that a dict entry, a blank line or a comment follows, kept for
+        # `_check_after_opens` (most files have none: it asks no other).
+        add_event = events.append
+        opens_followed: list[re.Match[bytes]] = []
+        for m in _REGION_OPEN.finditer(data, start, end):
+            add_event((m.start() << 3) | 3)
+            if m.lastindex:
+                opens_followed.append(m)
         events += [(offset << 3) | 4 for offset in self.comment_lines]
         events += [(offset << 3) | 4 for offset in self.blank_starts]
         events.sort()
@@ -437,9 +445,7 @@ class _Reader(UseSearch):
         # (its key) is checked once per distinct text; and what follows the `}` is kept
         # (the generic form prints an op's attributes there), less a `{` that opens the
         # op's next region.
-        rest_starts = list(map(_NEXT, self.close_braces))
-        rests = b"\n".join(map(data.__getitem__, map(
-            slice, rest_starts, map(data.index, repeat(b"\n"), rest_starts))))
+        rests = b"\n".join(self.close_rests)
         next_closing_key = iter(_ALIAS_AT_LINE_END.sub(b"", rests).split(b"\n")).__next__
         next_trailer = iter(_BRACE_AT_LINE_END.sub("", rests.decode()).split("\n")).__next__
         frame_end_line = self.frame_end_line
@@ -566,7 +572,7 @@ class _Reader(UseSearch):
                     line_kind[line] = _COMMENT
         if region is not root:
             raise Unvouched("regions still open at the end")
-        self._check_after_opens()
+        self._check_after_opens(opens_followed)
         root.end = end
         self.root = root
         self.top_ops = top_count  # region-holding ops at the top level
@@ -575,18 +581,18 @@ class _Reader(UseSearch):
         self.ops = (self.last_body_line - self.first_body_line + 1) - non_ops
         self._read_allocas(placed)
 
-    def _check_after_opens(self) -> None:
+    def _check_after_opens(self, opens_followed: list[re.Match[bytes]]) -> None:
         """Raises Unvouched where a `{` that ends a line, not in a comment, starts an
         attribute dict over several lines rather than a region: a dict entry follows it,
-        or a blank line or a comment, then a dict entry. (One search: most files have
-        none.)"""
+        or a blank line or a comment, then a dict entry. `opens_followed`: the matches of
+        `_REGION_OPEN` whose `_AFTER_OPEN` matched (most files have none)."""
         data = self.data
         comment_starts = set(self.comment_lines)
-        for after in _AFTER_REGION_OPEN.finditer(data, self.body_start, self.body_end):
+        for after in opens_followed:
             offset = after.start()
             if data.rfind(b"\n", 0, offset) + 1 in comment_starts:
                 continue  # a `{` in a comment
-            if after.lastindex is None or _DICT_ENTRY.match(self._next_code_line(offset + 2)):
+            if after.group(1) is None or _DICT_ENTRY.match(self._next_code_line(offset + 2)):
                 raise Unvouched("an attribute dict over several lines")
 
     def _progress_due(self, events: list[int], line_starts: list[int]) -> dict[int, int]:
@@ -923,8 +929,10 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
 # with code decides), or a dict entry (an attribute dict over several lines).
 # (The entry as `lexicon._DICT_ENTRY` reads it, in bytes.)
 _AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
-# A `{` ending a line that `_AFTER_OPEN` matches after (a region's `{` need not be one).
-_AFTER_REGION_OPEN = re.compile(rb"\{\n(?=" + _AFTER_OPEN.pattern + rb")")
+# A `{` ending a line (an event: a region opens), and whether `_AFTER_OPEN` matches after
+# it (group 2 matched; group 1 as in `_AFTER_OPEN`): a region's `{` need not be one, and one
+# search finds both.
+_REGION_OPEN = re.compile(rb"\{\n(?:(?=" + _AFTER_OPEN.pattern + rb")())?")
 # An alias location at the end of a line, and a `{` (lines of what follows `}`s).
 _ALIAS_AT_LINE_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)$", re.MULTILINE)
 _BRACE_AT_LINE_END = re.compile(r"\{$", re.MULTILINE)

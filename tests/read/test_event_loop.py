@@ -1,7 +1,10 @@
 """The fast reader's events loop reads in bulk what it once read per event: what follows
 each region's `}` (the key checked, the trailer kept) against the per-line regex it
-replaces, and the events' lines against a count per line. (A span's frames moved to the
-file's lines: tests/read/test_event_spans.py.)"""
+replaces, and the events' lines against a count per line; what follows each `}`, taken by
+the search over line starts, against the line sliced from the `}`; the `{`s ending a line
+and those a dict entry, blank line or comment follows, found by one search, against a
+search for each. (A span's frames moved to the file's lines:
+tests/read/test_event_spans.py.)"""
 
 from __future__ import annotations
 
@@ -49,3 +52,66 @@ def test_event_lines_are_the_lines_counted_one_by_one(tmp_path: Path, form: str)
         assert data[offset - 1 : offset] in (b"\n", b"")  # a line's start
         assert line == data.count(b"\n", 0, offset) + 1
     assert sorted(reader.event_offsets) == reader.event_offsets
+
+
+# Texts around the `{`s and `}`s the searches read: what follows a `}` (attributes, an
+# alias location, `else {`, blanks), and what follows a `{` ending a line (an op, a dict
+# entry, a blank line, a comment, a string key).
+_AROUND = [b"  }", b"}", b"  }) : () -> () loc(#loc3)", b"  } else {", b"  }, {", b"  } \t",
+           b'  }) {a = "x}"} : () -> ()', b"  %a = x.y() {", b'  "t.r"() ({', b"  a = 1,",
+           b'  "k" = 2', b"", b"  // note {", b"  b, c", b"  ^bb0(%a: i32):", b"  x.y %a {",
+           b"  \t", b"  }x", b"{", b"  %b = x.z {a = 1} : i32"]
+
+
+def _texts(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(300):
+        lines = [rng.choice(_AROUND) for _ in range(rng.randint(1, 12))]
+        texts.append(b"\n".join([b"module {", *lines, b"}"]) + b"\n")
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_what_follows_each_close_is_its_line_from_the_brace(seed: int) -> None:
+    read = 0
+    for data in _texts(seed):
+        reader = events._Reader(data, "<text>", ScanSettings())
+        reader.body_start, reader.body_end = data.index(b"\n") + 1, len(data)
+        try:
+            reader._line_starts()
+        except events.Unvouched:
+            continue
+        assert reader.close_rests == [data[brace + 1 : data.index(b"\n", brace)]
+                                      for brace in reader.close_braces]
+        assert all(data[brace : brace + 1] == b"}" for brace in reader.close_braces)
+        read += bool(reader.close_braces)
+    assert read > 30
+
+
+def test_what_follows_each_close_in_generated_modules(tmp_path: Path) -> None:
+    for form in ("pretty", "generic"):
+        data = generated(form, "xla", 20_000, 5, tmp_path).read_bytes()
+        reader = events._Reader(data, "<text>", ScanSettings())
+        assert reader.read() is not None
+        assert len(reader.close_braces) > 10
+        assert reader.close_rests == [data[brace + 1 : data.index(b"\n", brace)]
+                                      for brace in reader.close_braces]
+
+
+# The searches `_REGION_OPEN` stands for: the `{`s ending a line, and those after which
+# `_AFTER_OPEN` matches (its group 1: a blank line or a comment).
+_OPEN = re.compile(rb"\{\n")
+_OPEN_FOLLOWED = re.compile(rb"\{\n(?=" + events._AFTER_OPEN.pattern + rb")")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_opens_and_those_followed_by_one_search_as_by_two(seed: int) -> None:
+    followed = 0
+    for data in _texts(seed):
+        found = list(events._REGION_OPEN.finditer(data))
+        assert [m.start() for m in found] == [m.start() for m in _OPEN.finditer(data)]
+        assert [(m.start(), m.group(1)) for m in found if m.lastindex] == [
+            (m.start(), m.group(1)) for m in _OPEN_FOLLOWED.finditer(data)]
+        followed += any(m.lastindex for m in found)
+    assert followed > 30
