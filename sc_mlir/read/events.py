@@ -456,7 +456,9 @@ class _Reader(UseSearch):
         generic_closings, closings = _CLOSINGS
         reopenings = _REOPENINGS
         # Allocation ops placed, read once the pass is done: line start, line, program
-        # point, region.
+        # point, region. (Read at their events instead, the pass took as long; read all at
+        # once, column by column by maps over the allocas, they took longer: 167 -> 189 ms
+        # on generic_xla_50mb, every column a list of new objects.)
         placed: list[tuple[int, int, int, Region]] = []
         place = placed.append
         # Progress is told at events: they are walked in runs, each after the report due
