@@ -377,8 +377,8 @@ class _Reader(UseSearch):
         events += [(offset << 3) | 1 for offset in self.label_starts]
         events += [((m.start() - (7 if m.lastindex == 1 else 8)) << 3) | 2
                    for m in _ALLOCATION_OP_AT.finditer(data, start, end)]
-        # The `{`s that a dict entry, a blank line or a comment follows, kept for
-        # `_check_after_opens` (most files have none: it asks no other).
+        # The `{`s a dict entry, a blank line or a comment follows (most files have none)
+        # are kept for `_check_after_opens`, which looks at no other.
         add_event = events.append
         opens_followed: list[re.Match[bytes]] = []
         for m in _REGION_OPEN.finditer(data, start, end):
