@@ -258,3 +258,34 @@ def test_several_names_in_a_loop_last_to_its_end(monkeypatch) -> None:
     # %a and %b, last used twice and once on one line in the loop: to the loop's last op
     # (line 18); %c and %d, through a view and a yield never used, at their makers.
     assert lines["%a"] == lines["%b"] == 18
+
+
+_ON_EVENT_LINES = """"builtin.module"() ({
+  "func.func"() <{function_type = () -> (), sym_name = "k"}> ({
+    %c0 = "arith.constant"() <{value = 0 : index}> : () -> index
+    %a = "memref.alloca"() : () -> memref<16xf32, 201>
+    %b = "memref.alloca"() : () -> memref<16xf32, 201>
+    %c = "memref.alloca"() : () -> memref<16xf32, 201>
+    "scf.for"(%c0, %c0, %c0, %a) ({
+    ^bb0(%i: index, %t: memref<16xf32, 201>):
+      %x = "memref.load"(%b, %c0) : (memref<16xf32, 201>, index) -> f32
+      "scf.yield"(%t) : (memref<16xf32, 201>) -> ()
+    }) : (index, index, index, memref<16xf32, 201>) -> memref<16xf32, 201>
+    "memref.store"(%f, %c, %c0) : (f32, memref<16xf32, 201>, index) -> ()
+    "func.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
+
+def test_last_uses_on_and_after_event_lines(monkeypatch) -> None:
+    """A last use on a region op's line (itself an event: its line is the event's), one
+    in that loop's region, one on the line after the region's end: each line, order and
+    region found by the second pass's bisects as the careful reader finds them."""
+    assert _assert_read_alike(monkeypatch, _ON_EVENT_LINES)
+    fast = scan_bytes(_ON_EVENT_LINES.encode())
+    assert fast is not None
+    lines = {a.results[0]: a.live_end_line for a in fast.allocas}
+    # %a, used by the loop's op, lasts to its region's last op (line 10); so does %b,
+    # used in the loop; %c to the store after the loop.
+    assert lines == {"%a": 10, "%b": 10, "%c": 12}
