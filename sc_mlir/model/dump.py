@@ -189,7 +189,10 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
     allocas = 0
     ops = 1  # the module
     seen: set[tuple[int, str, str]] = set()
-    with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+    # Sharing the spans out with workers started here, the `#loc` table is checked once
+    # they are started (`_share_out_spans`).
+    with SpanReader(path, settings.scan, on_bytes,
+                    guess_table=jobs > 1 and pool is None) as reader, paused_gc():
         try:
             if not reader.open():
                 return None
@@ -260,7 +263,8 @@ class _Declined(Exception):
 
 
 class _WorkersFailed(Exception):
-    """A worker died, or an answer did not pickle: not the file's doing."""
+    """A worker died, an answer did not pickle, or the workers read with a `#loc` table
+    guessed wrong: not the file's doing."""
 
 
 class _SpanDone(NamedTuple):
@@ -293,9 +297,18 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
         try:
             futures = [pool.submit(_read_spans_from_the_first, reader.path, settings,
                                    reader.state, spans, work) for _ in range(workers)]
-            # The workers are forked now: while they read, this process too reads the
-            # `#loc` lines from the file, and holds the table again once they are done
-            # (records made here may be asked for their locations later).
+            # The workers are forked now: while they read, this process checks the table
+            # the reader guessed, which they read with. Not the file's table: their answers
+            # are dropped, and the spans read here, one at a time, with the table checked.
+            try:
+                guessed_right = reader.check_table()
+            except Exception:  # as `open` declining the file: it is read whole
+                raise _Declined from None
+            if not guessed_right:
+                raise _WorkersFailed
+            # This process too reads the `#loc` lines from the file, and holds the table
+            # again once they are done (records made here may be asked for their locations
+            # later).
             table = reader.table
             if isinstance(table, LocationTable):
                 table.read_from_file(reader._read_tail)
