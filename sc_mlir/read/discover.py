@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +63,11 @@ def _read_head(path: str) -> bytes:
         return handle.read(SNIFF_BYTES)
 
 
-def discover(path: str | os.PathLike[str]) -> tuple[list[str], list[Skipped]]:
-    """MLIR text files under `path` (a file or a directory), and what was skipped."""
+def discover(path: str | os.PathLike[str], on_head: Callable[[str, bytes], object] | None = None
+             ) -> tuple[list[str], list[Skipped]]:
+    """MLIR text files under `path` (a file or a directory), and what was skipped.
+    `on_head(file, head)` is told the head read of each regular file (its first
+    `SNIFF_BYTES`), whatever the file is found to be."""
     root = Path(path)
     found: list[str] = []
     skipped: list[Skipped] = []
@@ -81,7 +85,7 @@ def discover(path: str | os.PathLike[str]) -> tuple[list[str], list[Skipped]]:
     else:
         candidates = [str(root)]
     for candidate in candidates:
-        reason = _check(candidate)
+        reason = _check(candidate, on_head)
         if reason is None:
             found.append(candidate)
         else:
@@ -89,7 +93,7 @@ def discover(path: str | os.PathLike[str]) -> tuple[list[str], list[Skipped]]:
     return found, skipped
 
 
-def _check(path: str) -> str | None:
+def _check(path: str, on_head: Callable[[str, bytes], object] | None = None) -> str | None:
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -100,6 +104,8 @@ def _check(path: str) -> str | None:
         head = _read_head(path)
     except OSError as exc:
         return _why(exc)
+    if on_head is not None:
+        on_head(path, head)
     return sniff(head)
 
 
