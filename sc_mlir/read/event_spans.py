@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from types import TracebackType
@@ -457,9 +458,10 @@ def _shared_table(key: TableKey) -> LocationTable:
 def _guessed_table(tail: bytes, before: Mapping[str, str]
                    ) -> tuple[int, LocationTable] | None:
     """Where the table starts, and the table, as `trailing_table` finds them in `tail` if
-    its lines are numbered one by one from
-    its first line's number (`#loc` as -1), found without reading them; None when there is
-    no table, or its first line or its end are not as such a table's are."""
+    its lines are numbered one by one from its first number (after `#loc`, number -1, if
+    it comes first: MLIR's printer numbers `#loc`, `#loc1`, `#loc2`...), found without
+    reading them; None when there is no table, or its first lines or its end are not as
+    such a table's are."""
     last_brace = tail.rfind(b"}")
     table_at = tail.find(b"\n#", last_brace if last_brace >= 0 else 0)
     if table_at < 0:
@@ -471,8 +473,17 @@ def _guessed_table(tail: bytes, before: Mapping[str, str]
     first = _FIRST_TABLE_NAME.match(tail, start)
     if last_text < start or end == 0 or first is None:
         return None
-    number = int(first[1]) if first[1] else -1
-    numbers = range(number, number + tail.count(b"\n", start, end))
+    lines = tail.count(b"\n", start, end)
+    if first[1]:
+        number = int(first[1])
+        return start, LocationTable(tail, start, end, range(number, number + lines), before)
+    second = _FIRST_TABLE_NAME.match(tail, tail.find(b"\n", start) + 1)
+    if second is None or not second[1]:
+        return None
+    number = int(second[1])
+    if number == 0:
+        return start, LocationTable(tail, start, end, range(-1, lines - 1), before)
+    numbers = array("q", (-1,)) + array("q", range(number, number + lines - 1))
     return start, LocationTable(tail, start, end, numbers, before)
 
 
