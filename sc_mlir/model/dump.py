@@ -177,8 +177,8 @@ def _result(path: str, scan: FileScan, records: list[Allocation],
 
 
 def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
-                   on_bytes: BytesRead | None, jobs: int = 1, pool: Executor | None = None
-                   ) -> FileResult | None:
+                   on_bytes: BytesRead | None, jobs: int = 1, pool: Executor | None = None,
+                   guess_table: bool = True) -> FileResult | None:
     """A large file read a span at a time (`read.event_spans`), each span's records given
     to `work` and dropped: memory holds one span. With `jobs` > 1, the spans are read in
     parallel: by this process and `jobs - 1` workers started here (`_share_out_spans`), or
@@ -187,15 +187,16 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
     file is to be read whole: a shape the span reader does not read, or one where the
     spans' records would not be the file's (notes to make, which count over the whole file,
     or a func in two spans). A worker that dies, or an answer that does not pickle, has the
-    spans read here, one at a time."""
+    spans read here, one at a time. Sharing the spans out with workers started here, the
+    `#loc` table is checked once they are started, unless not `guess_table`
+    (`_share_out_spans`)."""
     answers: list[object] = []
     allocas = 0
     ops = 1  # the module
     seen: set[tuple[int, str, str]] = set()
-    # Sharing the spans out with workers started here, the `#loc` table is checked once
-    # they are started (`_share_out_spans`).
     with SpanReader(path, settings.scan, on_bytes,
-                    guess_table=jobs > 1 and pool is None) as reader, paused_gc():
+                    guess_table=guess_table and jobs > 1 and pool is None
+                    ) as reader, paused_gc():
         try:
             if not reader.open():
                 return None
@@ -211,7 +212,7 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                         done = (_share_out_spans(reader, spans, settings, work, jobs)
                                 if pool is None
                                 else _spans_on_pool(pool, reader, spans, settings, work))
-                    except _Declined:
+                    except (_Declined, _GuessedWrong):
                         raise
                     except Exception as exc:  # a worker died (out of memory?), or an
                         raise _WorkersFailed from exc  # answer did not pickle
@@ -226,6 +227,9 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                     answers.append(span_done.answer)
         except WorkFailed:
             raise
+        except _GuessedWrong:  # read again, the table checked before the workers start
+            reader.take_back()
+            return _read_in_spans(path, settings, work, on_bytes, jobs, guess_table=False)
         except _WorkersFailed:
             reader.take_back()
         except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
@@ -266,8 +270,11 @@ class _Declined(Exception):
 
 
 class _WorkersFailed(Exception):
-    """A worker died, an answer did not pickle, or the workers read with a `#loc` table
-    guessed wrong: not the file's doing."""
+    """A worker died, or an answer did not pickle: not the file's doing."""
+
+
+class _GuessedWrong(Exception):
+    """The workers read with a `#loc` table guessed wrong (`SpanReader.check_table`)."""
 
 
 class _SpanDone(NamedTuple):
@@ -302,13 +309,13 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
                                    reader.state, spans, work) for _ in range(workers)]
             # The workers are forked now: while they read, this process checks the table
             # the reader guessed, which they read with. Not the file's table: their answers
-            # are dropped, and the spans read here, one at a time, with the table checked.
+            # are dropped, and the spans read again, the table checked first.
             try:
                 guessed_right = reader.check_table()
             except Exception:  # as `open` declining the file: it is read whole
                 raise _Declined from None
             if not guessed_right:
-                raise _WorkersFailed
+                raise _GuessedWrong
             # This process too reads the `#loc` lines from the file, and holds the table
             # again once they are done (records made here may be asked for their locations
             # later).

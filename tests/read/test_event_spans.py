@@ -1011,8 +1011,8 @@ def test_workers_forked_with_a_guessed_table_answer_only_when_it_is_the_files(tm
                                                                               times):
     """Forked before the `#loc` table is checked, the workers read with the table the
     reader guessed: their answers stand when the check finds it is the file's, and are
-    dropped for the spans read here when it is not (a table numbered 0, 3, 6...: read
-    with the guess, its names would find other lines)."""
+    dropped when it is not (a table numbered 0, 3, 6...: read with the guess, its names
+    would find other lines), the spans read again with the table checked first."""
     import multiprocessing
     import shutil
     import subprocess
@@ -1030,5 +1030,21 @@ def test_workers_forked_with_a_guessed_table_answer_only_when_it_is_the_files(tm
     assert done.returncode == 0, done.stderr
     if times == 1:
         assert done.stdout.startswith("[(True, True)]") and " 1 workers" in done.stdout
-    else:  # the check said no; then the spans were read here, checked at once
-        assert done.stdout.startswith("[(True, False)] 0 workers")
+    else:  # the check said no: the spans read again, the table checked before the fork
+        assert done.stdout.startswith("[(True, False), (False, True)] 1 workers")
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_bytes_told_for_spans_read_again_after_a_wrong_guess_are_the_files(tmp_path,
+                                                                          monkeypatch, times):
+    """A table guessed wrong has what was told taken back, and the spans read again."""
+    path = generated(tmp_path, "generic", "xla", 46, size=120_000)
+    path.write_text(_renumbered(path.read_text(), times))
+    whole = [s for a in [_analysis_of(load(path).records)] for s in a]
+    _small_spans(monkeypatch)
+    told: list[int] = []
+    result = read_file(str(path), jobs=2, work=_analysis_of, keep_records=False,
+                       on_bytes=told.append)
+    assert len(result.worked) > 2 and [s for a in result.worked for s in a] == whole
+    assert sum(told) == path.stat().st_size
+    assert (any(n < 0 for n in told)) is (times == 3)  # taken back
