@@ -48,9 +48,9 @@ _BLOCK = 8 << 20
 _LOOKAHEAD = 256 << 10
 _MODULE_OPEN = re.compile(rb'[ \t]*+(?:module\b|"builtin\.module"\(\) \()[^\n]*\{\n')
 _MODULE_CLOSE = re.compile(rb"[ \t]*+\}")
-# A guessed table's first name (`_guessed_table`), and how far back from the end of the
-# file its last line is looked for.
-_FIRST_TABLE_NAME = re.compile(rb"#loc((?:0|[1-9][0-9]{0,17})?) = ")
+# A guessed table's names, at a line's start (`_guessed_table`), and how far back from
+# the end of the file its last line is looked for.
+_TABLE_NAME = re.compile(rb"#loc((?:0|[1-9][0-9]{0,17})?) = ")
 _GUESS_WINDOW = 1 << 12
 
 
@@ -458,10 +458,10 @@ def _shared_table(key: TableKey) -> LocationTable:
 def _guessed_table(tail: bytes, before: Mapping[str, str]
                    ) -> tuple[int, LocationTable] | None:
     """Where the table starts, and the table, as `trailing_table` finds them in `tail` if
-    its lines are numbered one by one from its first number (after `#loc`, number -1, if
-    it comes first: MLIR's printer numbers `#loc`, `#loc1`, `#loc2`...), found without
-    reading them; None when there is no table, or its first lines or its end are not as
-    such a table's are."""
+    its lines are numbered one by one from its first number to its last (after `#loc`,
+    number -1, if it comes first: MLIR's printer numbers `#loc`, `#loc1`, `#loc2`...),
+    found without reading them; None when there is no table, or its first lines or its
+    last are not as such a table's are."""
     last_brace = tail.rfind(b"}")
     table_at = tail.find(b"\n#", last_brace if last_brace >= 0 else 0)
     if table_at < 0:
@@ -470,20 +470,23 @@ def _guessed_table(tail: bytes, before: Mapping[str, str]
     window = max(start, len(tail) - _GUESS_WINDOW)
     last_text = window + len(tail[window:].rstrip(b" \t\n")) - 1
     end = tail.find(b"\n", last_text) + 1
-    first = _FIRST_TABLE_NAME.match(tail, start)
+    first = _TABLE_NAME.match(tail, start)
     if last_text < start or end == 0 or first is None:
         return None
-    lines = tail.count(b"\n", start, end)
+    # The last line's number says how many lines there are: the lines are not counted.
+    last = _TABLE_NAME.match(tail, tail.rfind(b"\n", start, end - 1) + 1)
+    if last is None or not last[1]:
+        return None
+    stop = int(last[1]) + 1
     if first[1]:
-        number = int(first[1])
-        return start, LocationTable(tail, start, end, range(number, number + lines), before)
-    second = _FIRST_TABLE_NAME.match(tail, tail.find(b"\n", start) + 1)
+        return start, LocationTable(tail, start, end, range(int(first[1]), stop), before)
+    second = _TABLE_NAME.match(tail, tail.find(b"\n", start) + 1)
     if second is None or not second[1]:
         return None
     number = int(second[1])
     if number == 0:
-        return start, LocationTable(tail, start, end, range(-1, lines - 1), before)
-    numbers = array("q", (-1,)) + array("q", range(number, number + lines - 1))
+        return start, LocationTable(tail, start, end, range(-1, stop), before)
+    numbers = array("q", (-1,)) + array("q", range(number, stop))
     return start, LocationTable(tail, start, end, numbers, before)
 
 
