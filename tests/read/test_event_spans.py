@@ -1057,3 +1057,67 @@ def test_bytes_told_for_spans_read_again_after_a_wrong_guess_are_the_files(tmp_p
     assert len(result.worked) > 2 and [s for a in result.worked for s in a] == whole
     assert sum(told) == path.stat().st_size
     assert (any(n < 0 for n in told)) is (times == 3)  # taken back
+
+
+def test_span_claims_counted_after_the_workers_start_give_each_span_once():
+    """The workers take spans from the first on before this process has counted them; once
+    counted, none past them is left, and a stop before the count holds after it."""
+    import multiprocessing
+
+    claims = event_spans.SpanClaims(multiprocessing.get_context(), None)
+    assert [claims.from_the_first(), claims.from_the_first()] == [0, 1]
+    claims.listed(4)
+    assert [claims.from_the_last(lowest=1), claims.from_the_first()] == [3, 2]
+    assert claims.from_the_first() is None and claims.from_the_last() is None
+    stopped = event_spans.SpanClaims(multiprocessing.get_context(), None)
+    assert stopped.from_the_first() == 0
+    stopped.stop()
+    stopped.listed(5)
+    assert stopped.from_the_first() is None and stopped.from_the_last() is None
+
+
+_OTHER_SPANS = """
+import os, sys
+from sc_mlir.model.dump import load, worker_context
+from sc_mlir.read import event_spans
+from tests_event_spans import _pid_and_analysis, _analysis_of
+
+whole = load(sys.argv[1]).records
+event_spans.SPAN_BYTES, event_spans.MIN_FILE_BYTES = 20_000, 40_000
+assert "jax" not in sys.modules and worker_context().get_start_method() == "fork"
+if sys.argv[2] == "other":  # the workers find spans of another size than this process
+    reader_for = event_spans.reader_for
+    def other_reader(path, settings, state, span_bytes=None):
+        event_spans._OPEN.clear()
+        return reader_for(path, settings, state, 5_000)  # fewer funcs a span
+    event_spans.reader_for = other_reader
+answers = []
+load(sys.argv[1], jobs=2, work=_pid_and_analysis, keep_records=False, on_answer=answers.append)
+assert [s for _, a in answers for s in a] == _analysis_of(whole), "not the file's analysis"
+print(len(answers), "answers,", len({pid for pid, _ in answers} - {os.getpid()}), "workers")
+"""
+
+
+@pytest.mark.parametrize("spans", ["same", "other"])
+def test_spans_workers_find_are_held_to_those_listed_here(tmp_path, spans):
+    """The workers find their spans as they go, started before this process lists them:
+    spans they find elsewhere than it lists have the file read whole."""
+    import multiprocessing
+    import shutil
+    import subprocess
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    path = generated(tmp_path, "pretty", "xla", 47, size=120_000)
+    shutil.copy(__file__, tmp_path / "tests_event_spans.py")
+    done = subprocess.run([sys.executable, "-c", _OTHER_SPANS, str(path), spans],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(tmp_path), str(Path(__file__).parent), *sys.path])})
+    assert done.returncode == 0, done.stderr
+    if spans == "same":
+        answers = int(done.stdout.split()[0])
+        assert answers > 2 and done.stdout.endswith(" 1 workers\n")
+    else:  # read whole, here
+        assert done.stdout == "1 answers, 0 workers\n"
