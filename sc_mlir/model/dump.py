@@ -200,19 +200,18 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
         try:
             if not reader.open():
                 return None
+            spans = [] if jobs == 1 else [span for span, _ in reader.spans()]
             # With workers, the block lasts until every answer is in: they name the file's
             # `#loc` table, which this process holds, rather than carry it.
-            with event_spans.shared(reader) if jobs > 1 else nullcontext():
+            with event_spans.shared(reader) if spans else nullcontext():
                 done: Iterable[_SpanDone | None]
-                if jobs == 1:
+                if not spans:
                     done = _spans_here(reader, settings, work)
                 else:
                     try:
-                        done = (_share_out_spans(reader, settings, work, jobs)
+                        done = (_share_out_spans(reader, spans, settings, work, jobs)
                                 if pool is None
-                                else _spans_on_pool(pool, reader,
-                                                    [span for span, _ in reader.spans()],
-                                                    settings, work))
+                                else _spans_on_pool(pool, reader, spans, settings, work))
                     except (_Declined, _GuessedWrong):
                         raise
                     except Exception as exc:  # a worker died (out of memory?), or an
@@ -289,29 +288,25 @@ class _SpanDone(NamedTuple):
     failed: WorkFailed | None = None
 
 
-def _share_out_spans(reader: SpanReader, settings: LoadSettings, work: FileWork, jobs: int
+def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
+                     settings: LoadSettings, work: FileWork, jobs: int
                      ) -> list[_SpanDone | None]:
     """Each span read once, by `jobs - 1` workers started here, which take them from the
     first on, or by this process, which takes them from the last back (never the first): a
-    pair of counters in shared memory says which are left. The workers find each span as
-    they go; this process lists them once they are started, and then says how many there
-    are. Each worker sends back its answers once, at the end: a task or an answer per span
-    would need this process's threads, which wait for the interpreter lock while this
-    process reads."""
+    pair of counters in shared memory says which are left. Each worker sends back its
+    answers once, at the end: a task or an answer per span would need this process's
+    threads, which wait for the interpreter lock while this process reads."""
     from concurrent.futures import ProcessPoolExecutor  # see _read_all
 
     context = worker_context()
-    claims = event_spans.SpanClaims(context, None)
-    # No more than spans to read: a span but the last is longer than `span_bytes`.
-    most_spans = (reader.close_start - len(reader.head)) // reader.span_bytes + 1
-    workers = max(min(jobs - 1, most_spans - 1), 1)
+    claims = event_spans.SpanClaims(context, len(spans))
+    workers = max(min(jobs - 1, len(spans) - 1), 1)  # no more than spans to read
     done: dict[int, _SpanDone | None] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                              initializer=_start_span_worker, initargs=(claims,)) as pool:
         try:
             futures = [pool.submit(_read_spans_from_the_first, reader.path, settings,
-                                   reader.state, reader.span_bytes, work)
-                       for _ in range(workers)]
+                                   reader.state, spans, work) for _ in range(workers)]
             # The workers are forked now: while they read, this process checks the table
             # the reader guessed, which they read with. Not the file's table: their answers
             # are dropped, and the spans read again, the table checked first.
@@ -321,11 +316,6 @@ def _share_out_spans(reader: SpanReader, settings: LoadSettings, work: FileWork,
                 raise _Declined from None
             if not guessed_right:
                 raise _GuessedWrong
-            try:
-                spans = [span for span, _ in reader.spans()]
-            except Exception:  # as listing them before: the file is read whole
-                raise _Declined from None
-            claims.listed(len(spans))
             # This process too reads the `#loc` lines from the file, and holds the table
             # again once they are done (records made here may be asked for their locations
             # later).
@@ -346,10 +336,7 @@ def _share_out_spans(reader: SpanReader, settings: LoadSettings, work: FileWork,
                 if any(future.done() for future in futures):
                     break  # while spans are left: a worker died (its result says)
             for future in futures:
-                answers, found = future.result()
-                if any(i >= len(spans) or spans[i] != span for i, span in found.items()):
-                    raise _Declined  # a worker found other spans: not the file listed here
-                done.update(answers)
+                done.update(future.result())
             reader._report(sum(span.end - span.start for span in spans) - told)
             if isinstance(table, LocationTable):
                 try:
@@ -394,47 +381,29 @@ def _start_span_worker(claims: event_spans.SpanClaims) -> None:
 
 
 def _read_spans_from_the_first(path: str, settings: LoadSettings, state: tuple[int, int],
-                               span_bytes: int, work: FileWork
-                               ) -> tuple[dict[int, _SpanDone | None],
-                                          dict[int, event_spans.Span]]:
+                               spans: list[event_spans.Span], work: FileWork
+                               ) -> dict[int, _SpanDone | None]:
     """A worker's task in `_share_out_spans`: the spans it takes, from the first on, until
-    none is left, each found as it goes (the reader gives them in order, with their bytes):
-    what each gave, and where the worker found it (held to where the caller lists it). One
-    that is to be read whole (None) ends the sharing."""
+    none is left; one that is to be read whole (None) ends the sharing."""
     claims = _span_claims
     assert claims is not None
     done: dict[int, _SpanDone | None] = {}
-    where: dict[int, event_spans.Span] = {}
     try:
-        reader = event_spans.reader_for(path, settings.scan, state, span_bytes)
+        reader = event_spans.reader_for(path, settings.scan, state)
     except Exception:  # as `_read_in_spans`: the file is read whole
         reader = None
-    listed = reader.spans() if reader is not None else None
-    at = -1  # which span `listed` gave last
     try:
         while (i := claims.from_the_first()) is not None:
-            found: tuple[event_spans.Span, bytes] | None = None
-            try:
-                while listed is not None and at < i:
-                    found = next(listed)
-                    at += 1
-            except StopIteration:
-                break  # taken before the spans were counted: there is no span i
-            except Exception:  # the file changed (Unvouched): it is read whole
-                found = None
-            if found is not None:
-                where[i] = found[0]
-            span_done = done[i] = (None if reader is None or found is None
-                                   else _span_done(reader, found[0], settings, work, found[1]))
+            span_done = done[i] = _span_done(reader, spans[i], settings, work) if reader else None
             if span_done is None or span_done.failed is not None:
                 # The spans after it change nothing: the file is read whole, or the work's
                 # failure raised once the spans before it (this worker's) are handed on.
                 claims.stop()
-            claims.read(found[0].end - found[0].start if found is not None else 0)
+            claims.read(spans[i].end - spans[i].start)
     except BaseException:  # not the file's doing (interrupted...): the others stop too
         claims.stop()
         raise
-    return done, where
+    return done
 
 
 def _read_span(path: str, settings: LoadSettings, state: tuple[int, int],

@@ -276,10 +276,6 @@ class SpanReader:
             self.reported = 0
 
 
-# The last span of a file whose spans are not counted yet (`SpanClaims.listed`).
-_UNCOUNTED = 1 << 62
-
-
 class SpanClaims:
     """The spans of a file shared out between processes, each taken once: workers take
     them from the first on, the process that reads the answers from the last back. Two
@@ -292,17 +288,9 @@ class SpanClaims:
 
     LOCK_WAIT = 10.0  # seconds; the lock is held for a few instructions
 
-    def __init__(self, context: BaseContext, count: int | None) -> None:
+    def __init__(self, context: BaseContext, count: int) -> None:
         # The first and the last span left, and the bytes of the spans workers have read.
-        # The last is not known before the spans are counted (`listed`).
-        self._ends = context.Array("q", [0, _UNCOUNTED if count is None else count - 1, 0])
-
-    def listed(self, count: int) -> None:
-        """The spans are `count`, counted since the workers started taking them from the
-        first on: none past them is left."""
-        with self._held() as held:
-            if held:
-                self._ends[1] = min(self._ends[1], count - 1)
+        self._ends = context.Array("q", [0, count - 1, 0])
 
     @contextmanager
     def _held(self) -> Iterator[bool]:
@@ -376,15 +364,12 @@ def shared(reader: SpanReader) -> Iterator[None]:
             del _OPEN[reader.path]
 
 
-def reader_for(path: str, settings: ScanSettings, state: tuple[int, int],
-               span_bytes: int | None = None) -> SpanReader | None:
-    """An opened reader of `path`, whose size and modification time are still `state`, with
-    spans of `span_bytes` (SPAN_BYTES when None); None when the file is no longer what it
-    was, or not read in spans."""
-    span_bytes = span_bytes or SPAN_BYTES
+def reader_for(path: str, settings: ScanSettings, state: tuple[int, int]
+               ) -> SpanReader | None:
+    """An opened reader of `path`, whose size and modification time are still `state`;
+    None when the file is no longer what it was, or not read in spans."""
     reader = _OPEN.get(path)
-    if (reader is not None and reader.settings == settings and reader.state == state
-            and reader.span_bytes == span_bytes):
+    if reader is not None and reader.settings == settings and reader.state == state:
         if isinstance(reader.table, LocationTable) and not reader.table.reads_from_file:
             # (Forked with the table in memory, this process would count it again.)
             reader.table.read_from_file(reader._read_tail)
@@ -393,7 +378,7 @@ def reader_for(path: str, settings: ScanSettings, state: tuple[int, int],
     for other in _OPEN.values():  # one file at a time: its table may be large
         other.close_file()
     _OPEN.clear()
-    reader = SpanReader(path, settings, span_bytes=span_bytes)
+    reader = SpanReader(path, settings)
     try:
         opened = reader.open() and reader.state == state
     except Exception:  # unreadable now, or cut short (Unvouched)
