@@ -71,7 +71,7 @@ class SpanReader:
                  span_bytes: int | None = None, guess_table: bool = False) -> None:
         self.path = path
         # With `guess_table`, `open` takes the `#loc` table for one numbered line by line
-        # from its first line's number, and `check_table` checks it later: a process that
+        # from its first number to its last, and `check_table` checks it later: a process that
         # shares the spans out starts its workers meanwhile (the check takes 0.15 s on a
         # 50 MB dump). Until it is checked: the table's bytes, the aliases before it, and
         # where the module's close ends if the guess is right.
