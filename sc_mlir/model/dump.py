@@ -28,7 +28,8 @@ from sc_mlir.model.allocation import (
 )
 from sc_mlir.model.spaces import SpaceMap
 from sc_mlir.read import event_spans, jaxbridge, parts
-from sc_mlir.read.discover import Skipped, discover
+from sc_mlir.read.discover import SNIFF_BYTES, Skipped, discover
+from sc_mlir.read.embedded import TARGET
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
 from sc_mlir.read.loc_table import LocationTable, TableGone
@@ -76,6 +77,8 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 # Work on one file's records, done where the file is read: in a worker process it must pickle
 # (a module-level function, or a `functools.partial` of one).
 FileWork = Callable[[list[Allocation]], object]
+
+_TARGET_BYTES = TARGET.encode()
 
 # Small files go to the workers in groups: about this many tasks per worker (`_task_groups`).
 TASKS_PER_WORKER = 16
@@ -174,8 +177,8 @@ def _result(path: str, scan: FileScan, records: list[Allocation],
 
 
 def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
-                   on_bytes: BytesRead | None, jobs: int = 1, pool: Executor | None = None
-                   ) -> FileResult | None:
+                   on_bytes: BytesRead | None, jobs: int = 1, pool: Executor | None = None,
+                   guess_table: bool = True) -> FileResult | None:
     """A large file read a span at a time (`read.event_spans`), each span's records given
     to `work` and dropped: memory holds one span. With `jobs` > 1, the spans are read in
     parallel: by this process and `jobs - 1` workers started here (`_share_out_spans`), or
@@ -184,12 +187,16 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
     file is to be read whole: a shape the span reader does not read, or one where the
     spans' records would not be the file's (notes to make, which count over the whole file,
     or a func in two spans). A worker that dies, or an answer that does not pickle, has the
-    spans read here, one at a time."""
+    spans read here, one at a time. Sharing the spans out with workers started here, the
+    `#loc` table is checked once they are started, unless not `guess_table`
+    (`_share_out_spans`)."""
     answers: list[object] = []
     allocas = 0
     ops = 1  # the module
     seen: set[tuple[int, str, str]] = set()
-    with SpanReader(path, settings.scan, on_bytes) as reader, paused_gc():
+    with SpanReader(path, settings.scan, on_bytes,
+                    guess_table=guess_table and jobs > 1 and pool is None
+                    ) as reader, paused_gc():
         try:
             if not reader.open():
                 return None
@@ -205,7 +212,7 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                         done = (_share_out_spans(reader, spans, settings, work, jobs)
                                 if pool is None
                                 else _spans_on_pool(pool, reader, spans, settings, work))
-                    except _Declined:
+                    except (_Declined, _GuessedWrong):
                         raise
                     except Exception as exc:  # a worker died (out of memory?), or an
                         raise _WorkersFailed from exc  # answer did not pickle
@@ -220,6 +227,9 @@ def _read_in_spans(path: str, settings: LoadSettings, work: FileWork,
                     answers.append(span_done.answer)
         except WorkFailed:
             raise
+        except _GuessedWrong:  # read again, the table checked before the workers start
+            reader.take_back()
+            return _read_in_spans(path, settings, work, on_bytes, jobs, guess_table=False)
         except _WorkersFailed:
             reader.take_back()
         except Exception:  # declined (Unvouched...), unreadable, or a bug of this path: the
@@ -263,6 +273,10 @@ class _WorkersFailed(Exception):
     """A worker died, or an answer did not pickle: not the file's doing."""
 
 
+class _GuessedWrong(Exception):
+    """The workers read with a `#loc` table guessed wrong (`SpanReader.check_table`)."""
+
+
 class _SpanDone(NamedTuple):
     """One span read: `work`'s answer (or how it failed: raised only when the spans before
     are handed on, as one process would) and the span's counts."""
@@ -293,9 +307,18 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
         try:
             futures = [pool.submit(_read_spans_from_the_first, reader.path, settings,
                                    reader.state, spans, work) for _ in range(workers)]
-            # The workers are forked now: while they read, this process too reads the
-            # `#loc` lines from the file, and holds the table again once they are done
-            # (records made here may be asked for their locations later).
+            # The workers are forked now: while they read, this process checks the table
+            # the reader guessed, which they read with. Not the file's table: their answers
+            # are dropped, and the spans read again, the table checked first.
+            try:
+                guessed_right = reader.check_table()
+            except Exception:  # as `open` declining the file: it is read whole
+                raise _Declined from None
+            if not guessed_right:
+                raise _GuessedWrong
+            # This process too reads the `#loc` lines from the file, and holds the table
+            # again once they are done (records made here may be asked for their locations
+            # later).
             table = reader.table
             if isinstance(table, LocationTable):
                 table.read_from_file(reader._read_tail)
@@ -552,8 +575,14 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     if on_answer is not None and work is None:
         raise ValueError("on_answer= needs work= (it is called with what work gives)")
     settings = settings or LoadSettings()
-    files, skipped = discover(path)
-    files, skipped, programs = split_programs(files, skipped)
+    no_programs: set[str] = set()
+
+    def note_no_program(file: str, head: bytes) -> None:
+        if not _may_hold_a_program(head):
+            no_programs.add(file)
+
+    files, skipped = discover(path, on_head=note_no_program)
+    files, skipped, programs = _split_programs(files, skipped, no_programs)
     if any(p.kernels for p in programs) and not jaxbridge.available():
         raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
@@ -595,6 +624,25 @@ def read_program_kernels(program: Program, settings: LoadSettings,
             for source in kernel_sources(program)]
 
 
+def _may_hold_a_program(head: bytes) -> bool:
+    """Whether `read_program` may find a program in a file with this head (its first
+    `SNIFF_BYTES`, what `read_program` reads first): a whole file with no
+    `tpu_custom_call` in it is none, and need not be read again to find that."""
+    return len(head) >= SNIFF_BYTES or _TARGET_BYTES in head
+
+
+def _split_programs(files: list[str], skipped: list[Skipped], no_programs: set[str]
+                    ) -> tuple[list[str], list[Skipped], list[Program]]:
+    """`split_programs(files, skipped)`, not asked of the files known to hold no program."""
+    _, _, programs = split_programs([f for f in files if f not in no_programs],
+                                    [s for s in skipped if s.path not in no_programs])
+    if not programs:
+        return files, skipped, programs
+    taken = {program.path for program in programs}
+    return ([f for f in files if f not in taken], [s for s in skipped if s.path not in taken],
+            programs)
+
+
 def _skip_note(skipped: Skipped) -> Diagnostic:
     return Diagnostic(skipped.path, 0, 0, f"file skipped: {skipped.reason}")
 
@@ -617,9 +665,11 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
         tracker.complete()
         return
     # Small files go to the workers whole; a large one is read here, its parts scanned by
-    # the same workers. The grammars are built before the workers start, which share them.
-    # The workers add the bytes they scan to one shared counter. (The pool's module is
-    # imported only here: reading one file in this process never needs it.)
+    # the same workers. The grammars are not built before the workers start: the fast
+    # reader needs none, and a worker builds them only for a file it declines (43 ms each,
+    # on the workers' cores, rather than before any of them starts). The workers add the
+    # bytes they scan to one shared counter. (The pool's module is imported only here:
+    # reading one file in this process never needs it.)
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.reduction import ForkingPickler
 
@@ -629,7 +679,6 @@ def _read_all(files: list[str], settings: LoadSettings, jobs: int | None,
         except Exception as exc:
             raise ValueError(f"work= must pickle to run in worker processes (a module-level "
                              f"function or a partial of one), or pass jobs=1: {exc}") from None
-    warm_parsers()
     context = worker_context()
     counter = context.Value("q", 0) if progress else None
     tracker = ByteProgress(progress, sum(sizes), counter)

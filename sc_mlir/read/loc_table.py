@@ -54,6 +54,13 @@ class LocationTable(Mapping[str, str]):
         table = b"\n" + self._bytes(self._start, self._end)
         return (LocationTable, (table, 1, len(table), self._numbers, dict(self._before)))
 
+    def same_as(self, other: LocationTable) -> bool:
+        """Whether `other` is this table: the same lines of the same bytes, numbered
+        alike, after the same aliases (so that every name reads the same in both)."""
+        return (self._data is other._data and self._start == other._start
+                and self._end == other._end and type(self._numbers) is type(other._numbers)
+                and self._numbers == other._numbers and self._before is other._before)
+
     def read_from_file(self, read: Callable[[int, int], bytes]) -> None:
         """From now on the table's lines are read with `read(position, size)` (positions as
         in `data`, which raises when the file is no longer what it was), and `data` is let

@@ -186,7 +186,7 @@ def test_a_file_gone_before_it_is_read_gets_no_answer(monkeypatch, tmp_path, job
 
     found = dump_module.discover(REPO / "fixtures" / "golden")
     gone = str(tmp_path / "gone.mlir")
-    monkeypatch.setattr(dump_module, "discover", lambda path: ([gone, *found[0]], found[1]))
+    monkeypatch.setattr(dump_module, "discover", lambda path, **_: ([gone, *found[0]], found[1]))
     answers = []
     dump = load(REPO / "fixtures" / "golden", jobs=jobs, work=_where_and_how_many,
                 keep_records=False, on_answer=answers.append)

@@ -910,3 +910,150 @@ def test_a_work_failing_on_every_span_stops_soon(tmp_path, monkeypatch):
         load(path, jobs=2, work=functools.partial(_noted_and_failing, str(log)),
              keep_records=False)
     assert len(log.read_text()) < 8  # of 38 spans
+
+
+def _renumbered(text: str, times: int, first: int = 0) -> str:
+    """Every `#locN` named `#loc(N * times + first)`: the table stays in order."""
+    return re.sub(r"#loc(\d+)\b", lambda m: f"#loc{int(m[1]) * times + first}", text)
+
+
+def _bare_first(text: str) -> str:
+    """The table numbered from `#loc`, then `#loc0` on (`#loc` is number -1)."""
+    text = _renumbered(text, 1, -2)  # the generator numbers from #loc1
+    return re.sub(r"#loc-1\b", "#loc", text)
+
+
+def _as_mlir_prints(text: str) -> str:
+    """The table numbered `#loc`, `#loc1`, `#loc2`... (no `#loc0`), as MLIR prints it."""
+    text = _renumbered(text, 1, -1)  # the generator numbers from #loc1
+    return re.sub(r"#loc0\b", "#loc", text)
+
+
+def _a_gap_in_the_middle(text: str) -> str:
+    """The table's names past its middle one up: first and last as they were, a number
+    left out (its lines are one fewer than its first to last number)."""
+    middle = len(re.findall(r"^#loc\d+ = ", text, re.MULTILINE)) // 2
+    return re.sub(r"#loc(\d+)\b",
+                  lambda m: f"#loc{int(m[1]) + (int(m[1]) > middle)}", text)
+
+
+def _blank_tail(text: str) -> str:
+    return text + "\n  \n\n"
+
+
+def _out_of_order(text: str) -> str:
+    """The table's first two lines swapped: the careful check declines it."""
+    at = text.index("\n#loc", text.rindex("}")) + 1
+    first_end = text.index("\n", at) + 1
+    second_end = text.index("\n", first_end) + 1
+    return text[:at] + text[first_end:second_end] + text[at:first_end] + text[second_end:]
+
+
+def _table_guessed_and_checked(path: Path) -> tuple[bool | None, dict[str, str] | None]:
+    """What `check_table` says of the table a reader guessed, and the guessed table's
+    names and values (None for a file not read in spans)."""
+    with SpanReader(str(path), ScanSettings(), guess_table=True) as reader:
+        if not reader.open():
+            return None, None
+        try:
+            guessed = dict(reader.table.items())
+        except (KeyError, IndexError):  # a name the guess numbers, no line defines
+            guessed = None
+        try:
+            return reader.check_table(), guessed
+        except Exception:
+            return None, guessed
+
+
+@pytest.mark.parametrize(("change", "right"), [
+    (lambda text: text, True), (_bare_first, True), (_as_mlir_prints, True),
+    (lambda text: _renumbered(_as_mlir_prints(text), 2), False), (_blank_tail, True),
+    (_a_gap_in_the_middle, False),
+    (lambda text: _renumbered(text, 3), False), (lambda text: _renumbered(text, 1, 5), True),
+    (_out_of_order, None)])
+def test_a_guessed_table_is_the_checked_one_or_is_said_not_to_be(tmp_path, change, right):
+    """`open(guess_table=True)` takes the table for one numbered line by line; the check
+    says True only when it is the table `open` finds when it checks it (every name read
+    the same), False for another table, and raises for one it declines."""
+    path = generated(tmp_path, "generic", "xla", 44, size=60_000)
+    path.write_text(change(path.read_text()))
+    checked, guessed = _table_guessed_and_checked(path)
+    assert checked is right
+    if change is _as_mlir_prints:  # numbered -1, 1, 2...: an array of numbers, not a range
+        with SpanReader(str(path), ScanSettings()) as reader:
+            assert reader.open() and not isinstance(reader.table._numbers, range)
+    with SpanReader(str(path), ScanSettings()) as reader:
+        opened = reader.open()
+        assert opened is (right is not None)
+        if right is not None:
+            assert len(reader.table) > 100
+            assert (dict(reader.table.items()) == guessed) is right
+
+
+_GUESSED_WRONG = """
+import os, re, sys
+from sc_mlir.model.dump import load, worker_context
+from sc_mlir.read import event_spans
+from tests_event_spans import _pid_and_analysis
+
+said = []
+check = event_spans.SpanReader.check_table
+def noted_check(self):
+    guessed = self._unchecked is not None
+    said.append((guessed, check(self)))
+    return said[-1][1]
+event_spans.SpanReader.check_table = noted_check
+
+whole = load(sys.argv[1]).records
+event_spans.SPAN_BYTES, event_spans.MIN_FILE_BYTES = 5_000, 10_000
+assert "jax" not in sys.modules and worker_context().get_start_method() == "fork"
+answers = []
+load(sys.argv[1], jobs=2, work=_pid_and_analysis, keep_records=False, on_answer=answers.append)
+from tests_event_spans import _analysis_of
+assert [s for _, a in answers for s in a] == _analysis_of(whole), "not the file's analysis"
+print(said, len({pid for pid, _ in answers} - {os.getpid()}), "workers answered")
+"""
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_workers_forked_with_a_guessed_table_answer_only_when_it_is_the_files(tmp_path,
+                                                                              times):
+    """Forked before the `#loc` table is checked, the workers read with the table the
+    reader guessed: their answers stand when the check finds it is the file's, and are
+    dropped when it is not (a table numbered 0, 3, 6...: read with the guess, its names
+    would find other lines), the spans read again with the table checked first."""
+    import multiprocessing
+    import shutil
+    import subprocess
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    path = generated(tmp_path, "pretty", "xla", 45, size=120_000)
+    path.write_text(_renumbered(path.read_text(), times))
+    shutil.copy(__file__, tmp_path / "tests_event_spans.py")
+    done = subprocess.run([sys.executable, "-c", _GUESSED_WRONG, str(path)],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(tmp_path), str(Path(__file__).parent), *sys.path])})
+    assert done.returncode == 0, done.stderr
+    if times == 1:
+        assert done.stdout.startswith("[(True, True)]") and " 1 workers" in done.stdout
+    else:  # the check said no: the spans read again, the table checked before the fork
+        assert done.stdout.startswith("[(True, False), (False, True)] 1 workers")
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_bytes_told_for_spans_read_again_after_a_wrong_guess_are_the_files(tmp_path,
+                                                                          monkeypatch, times):
+    """A table guessed wrong has what was told taken back, and the spans read again."""
+    path = generated(tmp_path, "generic", "xla", 46, size=120_000)
+    path.write_text(_renumbered(path.read_text(), times))
+    whole = [s for a in [_analysis_of(load(path).records)] for s in a]
+    _small_spans(monkeypatch)
+    told: list[int] = []
+    result = read_file(str(path), jobs=2, work=_analysis_of, keep_records=False,
+                       on_bytes=told.append)
+    assert len(result.worked) > 2 and [s for a in result.worked for s in a] == whole
+    assert sum(told) == path.stat().st_size
+    assert (any(n < 0 for n in told)) is (times == 3)  # taken back

@@ -1,0 +1,63 @@
+"""The sniffer's verdict on NUL bytes: read as text up to one byte in a hundred (a dump a
+crash damaged), binary past it; text with no MLIR signal says whether it held NULs. The
+head it is given is what one read of SNIFF_BYTES gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sc_mlir.read import discover as discover_module
+from sc_mlir.read.discover import SNIFF_BYTES, sniff
+
+MLIR = b"module {\n" + b"// " + b"x" * 85 + b"\n}\n"  # 100 bytes
+
+
+@pytest.mark.parametrize(("nuls", "verdict"), [
+    (0, None), (1, None), (10, None), (11, "binary file (NUL bytes)")])
+def test_nul_bytes_up_to_one_in_a_hundred_are_text(nuls, verdict):
+    head = MLIR * 10  # 1,000 bytes
+    head = head[:500] + b"\x00" * nuls + head[500 + nuls:]
+    assert len(head) == 1000 and head.count(b"\x00") == nuls
+    assert sniff(head) == verdict
+
+
+@pytest.mark.parametrize(("head", "verdict"), [
+    (b"hello\n" * 100, "no MLIR found in its first 256 KiB"),
+    (b"hello\n" * 100 + b"\x00", "binary file (NUL bytes), no MLIR text in it")])
+def test_text_without_mlir_says_whether_it_held_nuls(head, verdict):
+    assert sniff(head) == verdict
+
+
+def _one_read(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(SNIFF_BYTES)
+
+
+@pytest.mark.parametrize("size", [0, 1, SNIFF_BYTES - 1, SNIFF_BYTES, SNIFF_BYTES + 1,
+                                  3 * SNIFF_BYTES])
+def test_a_head_is_what_one_read_of_sniff_bytes_gives(tmp_path, size):
+    path = tmp_path / "dump.mlir"
+    path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+    assert discover_module._read_head(str(path)) == _one_read(path)
+
+
+def test_a_file_larger_than_its_size_said_is_read_on(tmp_path, monkeypatch):
+    """A file that grew since its size was asked (or a /proc file, which says 0) is read
+    on to SNIFF_BYTES, as one read would."""
+    import os
+
+    path = tmp_path / "dump.mlir"
+    path.write_bytes(b"module {\n}\n" * 30_000)
+
+    class Small:
+        st_size = 100
+
+    monkeypatch.setattr(discover_module.os, "fstat", lambda fd: Small())
+    head = discover_module._read_head(str(path))
+    monkeypatch.undo()
+    assert len(head) == SNIFF_BYTES and head == _one_read(path)
+    if os.path.exists("/proc/self/status"):
+        assert os.stat("/proc/self/status").st_size == 0
+        assert discover_module._read_head("/proc/self/status").startswith(b"Name:")
