@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from itertools import repeat
-from operator import add, attrgetter, itemgetter, rshift
+from operator import attrgetter, itemgetter
 
 from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
@@ -191,34 +190,31 @@ class UseSearch:
                 kept.append((key, line_start, line_end, extends, plain))
         found.append(len(data) << 24)  # past the end: closes the last line's names
         made: list[_Binding] = []
-        # The kept lines' numbers, the region-end and label lines before them (for their
-        # ops' order), their first uses' regions and places among the uses: each list in
-        # C calls, a bisect an item (a bisect told where to start is slower to call).
-        first_keys = list(map(_KEPT_KEY, kept))
-        line_starts = list(map(_KEPT_START, kept))
-        event_offsets = self.event_offsets
-        events = list(map(_PREVIOUS, map(bisect_right, repeat(event_offsets), line_starts)))
-        line_numbers = list(map(add, map(self.event_lines.__getitem__, events),
-                                map(count, repeat(b"\n"), map(event_offsets.__getitem__, events),
-                                    line_starts)))
-        non_ops_before = map(bisect_left, repeat(self.non_op_lines), line_numbers)
-        regions = map(self.transition_regions.__getitem__, map(_PREVIOUS, map(
-            bisect_right, repeat(self.transitions), map(rshift, first_keys, repeat(24)))))
-        places = map(bisect_left, repeat(found), first_keys)
-        before_body = self.first_body_line - 1
+        non_op_lines, first_body_line = self.non_op_lines, self.first_body_line
+        transitions, transition_regions = self.transitions, self.transition_regions
         extend_one = self._extend_one
-        for (first_key, line_start, line_end, extends, plain), line, non_ops, region, at in zip(
-                kept, line_numbers, non_ops_before, regions, places, strict=True):
+        event_offsets, event_lines = self.event_offsets, self.event_lines
+        # The kept lines come in text order: each search below starts where the last
+        # one ended.
+        at = region_at = non_ops_at = event = 0
+        for first_key, line_start, line_end, extends, plain in kept:
+            event = bisect_right(event_offsets, line_start, event) - 1
+            line = event_lines[event] + count(b"\n", event_offsets[event], line_start)
             first_use = first_key >> 24
             if not extends and self._plain_inert(line, line_start, line_end, first_use):
                 continue
+            at = bisect_left(found, first_key, at)
             owner = owners[first_key & _NUMBER_MASK]
             # The common case: one name on the line, bound to one alloca.
             single = found[at + 1] >> 24 >= line_end and type(owner) is int
             if plain == _PLAIN_NO_STRING or (
                     plain == _PLAIN and not self._name_in_string(line_start, line_end)):
                 # What `_use_line` does with a last use on a plain op that makes no view.
-                order = line - before_body - non_ops
+                non_ops_at = bisect_left(non_op_lines, line, non_ops_at)
+                order = (line - first_body_line) - non_ops_at + 1
+                region_at = bisect_right(transitions, first_use, region_at)
+                region = transition_regions[region_at - 1]
+                region_at -= 1
                 if single:
                     extend_one(owner, region, order, line)  # type: ignore[arg-type]
                 else:
@@ -391,10 +387,6 @@ class _Round:
 _NUMBER_MASK = (1 << 24) - 1
 _RESULTS_OF: Callable[[RawAlloca], tuple[str, ...]] = attrgetter("results")
 _FIRST: Callable[[tuple[str, ...]], str] = itemgetter(0)
-# A kept line's first use (its key) and its start.
-_KEPT_KEY: Callable[[tuple[int, int, int, bool, int]], int] = itemgetter(0)
-_KEPT_START: Callable[[tuple[int, int, int, bool, int]], int] = itemgetter(1)
-_PREVIOUS: Callable[[int], int] = (-1).__add__
 _INDEX_OF: Callable[[RawAlloca], int] = attrgetter("index")
 _END_OF: Callable[[Region], int] = attrgetter("end")
 _FINDERS: dict[str, Callable[[bytes, int, int], Iterator[re.Match[bytes]]]] = {}
