@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from operator import attrgetter
 from typing import TYPE_CHECKING, TypeVar
@@ -177,6 +177,13 @@ class ReportOutline:
     # Compared by the fields above: the report's allocas compare by identity.
     crossing_report: SpaceReport | None = field(default=None, compare=False)
 
+    def __reduce__(self) -> tuple[type[ReportOutline], tuple[object, ...]]:
+        # Outlines travel back from the workers by the thousand: as one tuple each, rebuilt
+        # by the constructor (a frozen slots dataclass otherwise pickles through Python-level
+        # __getstate__/__setstate__ that walk `fields()` for every one: 18 -> 6 ms to
+        # pickle and 18 -> 11 ms to unpickle 4,489 outlines).
+        return (ReportOutline, _outline_fields(self))
+
     @classmethod
     def of(cls, report: SpaceReport, keep_crossing: bool = False) -> ReportOutline:
         """The outline of a report: `order_reports`, `select_reports` and `any_crossing`
@@ -195,6 +202,9 @@ class ReportOutline:
             n_unsized=report.n_unsized,
             crossing_report=report.crossing_report if keep_crossing else None)
 
+
+# Every field of an outline, in the constructor's order.
+_outline_fields = attrgetter(*(f.name for f in fields(ReportOutline)))
 
 _Report = TypeVar("_Report", SpaceReport, ReportOutline)
 

@@ -298,6 +298,33 @@ def test_an_outline_has_the_numbers_of_its_report():
             assert getattr(outline, f.name) == expected, f.name
 
 
+def test_an_outline_comes_back_from_a_worker_whole():
+    """Outlines pickle as their constructor's arguments: every field comes back in its
+    place, the crossing report too (values made distinct, so that two fields swapped would
+    show)."""
+    import dataclasses
+    import pickle
+
+    from sc_mlir.analysis import ReportOutline, analyze
+    from sc_mlir.model.dump import load
+
+    analysis = analyze(load(FIXTURES / "sample"), bounds={"201": 20000})
+    crossing = next(r for r in analysis.reports if r.crossing is not None)
+    report = dataclasses.replace(crossing, chunk=7, liveness_peak_words=111_111,
+                                 packed_peak_words=222_222, stack_peak_words=333_333,
+                                 bound_words=444_444, dump_header="after-pass")
+    for keep in (False, True):
+        outline = ReportOutline.of(report, keep_crossing=keep)
+        back = pickle.loads(pickle.dumps(outline, protocol=pickle.HIGHEST_PROTOCOL))
+        assert type(back) is ReportOutline
+        for f in dataclasses.fields(ReportOutline):
+            if f.name == "crossing_report":  # its entries compare by identity
+                kept = back.crossing_report
+                assert kept is None if not keep else kept.stack_peak_words == 333_333
+                continue
+            assert getattr(back, f.name) == getattr(outline, f.name), f.name
+
+
 def test_outlines_without_their_crossing_are_not_rendered_as_a_table():
     """An outline made for JSON or CSV does not keep its crossing: the table refuses it
     rather than leave the crossing unexplained."""
