@@ -51,7 +51,8 @@ __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
     "Contributor", "Crossing", "FileByFileAnalysis", "PlacedAlloca", "RemovalStep",
     "ReportOutline", "SpaceReport", "analyze", "analyze_records", "any_crossing",
-    "cheapest_fix", "order_reports", "reports_of_file", "select_reports",
+    "cheapest_fix", "order_reports", "reports_and_representatives", "reports_of_file",
+    "select_reports",
 ]
 
 SPACE_COLUMNS = (
@@ -292,8 +293,11 @@ def group_key(record: Allocation) -> tuple[str, int, str, str, str]:
 _order = attrgetter("order")
 
 
-def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:
-    """The reports of these records' groups, in the order the groups first appear."""
+def _reports(records: Iterable[Allocation], bounds: Bounds,
+             representatives: list[Allocation] | None = None) -> list[SpaceReport]:
+    """The reports of these records' groups, in the order the groups first appear; with
+    `representatives`, the first record of each (file, chunk, module, func, space object)
+    and every heap record are appended to it (see `reports_and_representatives`)."""
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = {}
     # A group's key is made once per (file, chunk, module, func, space object), read from
     # the placement without its properties: the allocas of a type share the space object
@@ -301,12 +305,16 @@ def _reports(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]
     group_of: dict[tuple[str, int, str, str, int], list[Allocation]] = {}
     for record in records:
         if record.kind == HEAP:  # not on the scoped stack (a note says so)
+            if representatives is not None:
+                representatives.append(record)
             continue
         placement = record.placement
         shared = (record.file, record.chunk, placement.module, placement.func,
                   id(record.space))
         group = group_of.get(shared)
         if group is None:
+            if representatives is not None:
+                representatives.append(record)
             key = group_key(record)
             group = groups.get(key)
             if group is None:
@@ -327,6 +335,16 @@ def reports_of_file(bounds: Bounds, records: Iterable[Allocation]) -> list[Space
     The bounds come first, so that `partial(reports_of_file, bounds)` is a `load(...,
     work=)` that makes them in the process that reads each file."""
     return _reports(records, bounds)
+
+
+def reports_and_representatives(bounds: Bounds, records: Iterable[Allocation]
+                                ) -> tuple[list[SpaceReport], list[Allocation]]:
+    """`reports_of_file(bounds, records)`, and some of the records: one of each (file, chunk,
+    module, func, memory space object) they hold, and every heap record. What the records
+    say per func and space (the selection checks' facets) is said by these alone, found
+    while the records are grouped: a file has thousands of records and a few per group."""
+    representatives: list[Allocation] = []
+    return _reports(records, bounds, representatives), representatives
 
 
 def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:

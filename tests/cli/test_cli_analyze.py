@@ -363,3 +363,47 @@ def test_the_facets_read_in_c_are_the_records_facets():
     assert len(facets_of(records)) > 5
     assert distinct_facets(records) == facets_of(records)
     assert distinct_facets([]) == set()
+
+
+# Facets found in heap records alone (a func, and a space of another func) and in one space
+# written two ways (the same group, two space objects).
+HEAP_FACETS = """\
+func.func @k() attributes {tpu.core_type = #tpu.core_type<sc_vector_subcore>} {
+  %a = memref.alloca() : memref<64xf32, 201>
+  %b = memref.alloca() : memref<64xf32, #tpu.memory_space<vmem>>
+  %h = memref.alloc() : memref<1024xf32, 203>
+  "test.use"(%a, %b, %h) : (memref<64xf32, 201>, memref<64xf32, #tpu.memory_space<vmem>>, memref<1024xf32, 203>) -> ()
+  return
+}
+func.func @only_heap() {
+  %h = memref.alloc() : memref<16xf32, 201>
+  "test.use"(%h) : (memref<16xf32, 201>) -> ()
+  return
+}
+"""
+
+
+def test_a_files_representatives_have_its_facets(tmp_path):
+    """The records `reports_and_representatives` picks while grouping say what all the
+    records say per func and space (the facets `analyze` checks its selection against),
+    among them those of heap records and of a space written two ways; its reports are
+    `reports_of_file`'s."""
+    from sc_mlir.analysis import ReportOutline, reports_and_representatives, reports_of_file
+    from sc_mlir.cli.analyze import distinct_facets
+    from sc_mlir.cli.inputs import facets_of
+    from sc_mlir.model.bounds import Bounds
+    from sc_mlir.model.dump import load
+
+    path = tmp_path / "k.mlir"
+    path.write_text(HEAP_FACETS)
+    heap = load(path).records
+    assert {r.func for r in heap if r.kind == "heap"} - {r.func for r in heap if r.kind != "heap"}
+    assert len({r.memory_space for r in heap if r.space_id == 201 and r.func == "k"}) == 2
+    bounds = Bounds.default()
+    for records in (load(FIXTURES).records, heap):
+        reports, representatives = reports_and_representatives(bounds, records)
+        assert len(representatives) < len(records) or records is heap
+        assert {id(r) for r in representatives} <= {id(r) for r in records}
+        assert distinct_facets(representatives) == facets_of(records)
+        assert list(map(ReportOutline.of, reports)) == list(
+            map(ReportOutline.of, reports_of_file(bounds, records)))
