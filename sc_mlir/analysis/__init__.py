@@ -51,8 +51,7 @@ __all__ = [
     "ALLOCATOR_LIMITED", "FITS", "OVERFLOW", "SEVERITY", "UNKNOWN_BOUND", "Analysis",
     "Contributor", "Crossing", "FileByFileAnalysis", "PlacedAlloca", "RemovalStep",
     "ReportOutline", "SpaceReport", "analyze", "analyze_records", "any_crossing",
-    "cheapest_fix", "order_reports", "reports_and_representatives", "reports_of_file",
-    "select_reports",
+    "cheapest_fix", "order_reports", "reports_of_file", "select_reports",
 ]
 
 SPACE_COLUMNS = (
@@ -297,7 +296,7 @@ def _reports(records: Iterable[Allocation], bounds: Bounds,
              representatives: list[Allocation] | None = None) -> list[SpaceReport]:
     """The reports of these records' groups, in the order the groups first appear; with
     `representatives`, the first record of each (file, chunk, module, func, space object)
-    and every heap record are appended to it (see `reports_and_representatives`)."""
+    and every heap record are appended to it (see `reports_of_file`)."""
     groups: dict[tuple[str, int, str, str, str], list[Allocation]] = {}
     # A group's key is made once per (file, chunk, module, func, space object), read from
     # the placement without its properties: the allocas of a type share the space object
@@ -330,21 +329,17 @@ def _report_order(report: SpaceReport | ReportOutline
     return (report.severity, report.file, report.chunk, report.func, report.space_label)
 
 
-def reports_of_file(bounds: Bounds, records: Iterable[Allocation]) -> list[SpaceReport]:
+def reports_of_file(bounds: Bounds, records: Iterable[Allocation],
+                    representatives: list[Allocation] | None = None) -> list[SpaceReport]:
     """The reports of one file's records, in the order their groups first appear (unsorted).
     The bounds come first, so that `partial(reports_of_file, bounds)` is a `load(...,
-    work=)` that makes them in the process that reads each file."""
-    return _reports(records, bounds)
+    work=)` that makes them in the process that reads each file.
 
-
-def reports_and_representatives(bounds: Bounds, records: Iterable[Allocation]
-                                ) -> tuple[list[SpaceReport], list[Allocation]]:
-    """`reports_of_file(bounds, records)`, and some of the records: one of each (file, chunk,
+    `representatives`, when given, gets some of the records: one of each (file, chunk,
     module, func, memory space object) they hold, and every heap record. What the records
     say per func and space (the selection checks' facets) is said by these alone, found
     while the records are grouped: a file has thousands of records and a few per group."""
-    representatives: list[Allocation] = []
-    return _reports(records, bounds, representatives), representatives
+    return _reports(records, bounds, representatives)
 
 
 def analyze_records(records: Iterable[Allocation], bounds: Bounds) -> list[SpaceReport]:

@@ -17,7 +17,7 @@ from sc_mlir.analysis import (
     SpaceReport,
     any_crossing,
     order_reports,
-    reports_and_representatives,
+    reports_of_file,
     select_reports,
     space_row,
 )
@@ -101,7 +101,8 @@ class Analysed(NamedTuple):
 def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
                        records: list[Allocation]) -> Analysed:
     """What `analyze` needs of one file, made where the file is read."""
-    reports, representatives = reports_and_representatives(bounds, records)
+    representatives: list[Allocation] = []
+    reports = reports_of_file(bounds, records, representatives)
     return Analysed(reports, [space_object(r, group_by) for r in reports] if as_json else [],
                     distinct_facets(representatives))
 
@@ -127,7 +128,8 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
                        records: list[Allocation]) -> Outlined:
     """What `analyze` outputs of one file, made where the file is read (`output`: json, csv,
     or table)."""
-    reports, representatives = reports_and_representatives(bounds, records)
+    representatives: list[Allocation] = []
+    reports = reports_of_file(bounds, records, representatives)
     made: list[Made] = []
     if output is Format.json:
         made = [json_text(space_object(r, group_by)) for r in reports]
@@ -142,7 +144,7 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
 
 def distinct_facets(records: list[Allocation]) -> set[Facet]:
     """`facets_of(records)`, each record's read in C; given a file's representatives
-    (`reports_and_representatives`), the file's facets."""
+    (`reports_of_file`), the file's facets."""
     return {Facet(*facts) for facts in set(map(_facts_of, records))}
 
 

@@ -384,13 +384,14 @@ func.func @only_heap() {
 
 
 def test_a_files_representatives_have_its_facets(tmp_path):
-    """The records `reports_and_representatives` picks while grouping say what all the
-    records say per func and space (the facets `analyze` checks its selection against),
-    among them those of heap records and of a space written two ways; its reports are
-    `reports_of_file`'s."""
-    from sc_mlir.analysis import ReportOutline, reports_and_representatives, reports_of_file
+    """The records `reports_of_file` picks while grouping say what all the records say per
+    func and space (the facets `analyze` checks its selection against), among them those
+    of heap records and of a space written two ways; its reports are those it makes
+    without picking them."""
+    from sc_mlir.analysis import ReportOutline, reports_of_file
     from sc_mlir.cli.analyze import distinct_facets
     from sc_mlir.cli.inputs import facets_of
+    from sc_mlir.model.allocation import Allocation
     from sc_mlir.model.bounds import Bounds
     from sc_mlir.model.dump import load
 
@@ -401,7 +402,8 @@ def test_a_files_representatives_have_its_facets(tmp_path):
     assert len({r.memory_space for r in heap if r.space_id == 201 and r.func == "k"}) == 2
     bounds = Bounds.default()
     for records in (load(FIXTURES).records, heap):
-        reports, representatives = reports_and_representatives(bounds, records)
+        representatives: list[Allocation] = []
+        reports = reports_of_file(bounds, records, representatives)
         assert len(representatives) < len(records) or records is heap
         assert {id(r) for r in representatives} <= {id(r) for r in records}
         assert distinct_facets(representatives) == facets_of(records)
