@@ -107,6 +107,6 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
     return offsets, peak
 
 
-# Up to this many buffers, `pack` tests every placed buffer for overlap (n^2/2 tests, in
-# C-level comprehensions) rather than sweeping for the edges first.
+# Up to this many buffers, `pack` tests the placed buffers for overlap as it walks their
+# gaps (up to n^2/2 tests) rather than sweeping for the edges first.
 _DIRECT_TEST_UP_TO = 64
