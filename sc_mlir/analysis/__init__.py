@@ -302,11 +302,19 @@ def _reports(records: Iterable[Allocation], bounds: Bounds,
     # the placement without its properties: the allocas of a type share the space object
     # (the records hold the objects whose ids are used, so no id is reused meanwhile).
     group_of: dict[tuple[str, int, str, str, int], list[Allocation]] = {}
+    # Whether the records come in program order (a file's records do): each group then
+    # does too, and need not be sorted (4,489 sorts of a 50 MB dump's groups: ~10 ms).
+    in_order = True
+    last_order = -1 << 62
     for record in records:
         if record.kind == HEAP:  # not on the scoped stack (a note says so)
             if representatives is not None:
                 representatives.append(record)
             continue
+        order = record.order
+        if order < last_order:
+            in_order = False
+        last_order = order
         placement = record.placement
         shared = (record.file, record.chunk, placement.module, placement.func,
                   id(record.space))
@@ -321,6 +329,8 @@ def _reports(records: Iterable[Allocation], bounds: Bounds,
             group_of[shared] = group
         group.append(record)
     with paused_gc():
+        if in_order:  # `sorted` would keep each group as it is (it is stable)
+            return [analyze_space(group, bounds) for group in groups.values()]
         return [analyze_space(sorted(group, key=_order), bounds) for group in groups.values()]
 
 
