@@ -15,6 +15,7 @@ a reuse-aware allocator would need ("allocated"), next to the liveness lower bou
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -57,52 +58,55 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
         return offsets, max(intervals[0][2], 0)
     by_size = [i for _size, _start, i in
                sorted([(-size, start, i) for i, (start, _end, size) in enumerate(intervals)])]
-    # The buffers already placed that a buffer interferes with: in a small set, found by
-    # testing each placed one (cheaper than building the graph); in a large one, from the
-    # sweep's edge list. Either way the same set, sorted by offset below.
+    # The buffers already placed, as (offset, offset + size, start, end), by offset: a
+    # buffer goes in the first gap between those it interferes with (live at the same
+    # time). In a small set, every placed buffer is kept in offset order and tested as the
+    # gaps are walked (no list to make and sort per buffer); in a large one, the ones it
+    # interferes with come from the sweep's edge list, sorted. Either way the same buffers,
+    # in the same order of offsets.
     neighbours: list[list[int]] | None = None
+    entry_of: list[tuple[int, int, int, int] | None] = []
     if count > _DIRECT_TEST_UP_TO:
         neighbours = [[] for _ in range(count)]
         for i, j in interference_edges(intervals):
             neighbours[i].append(j)
             neighbours[j].append(i)
-    is_placed = [False] * count
-    placed: list[tuple[int, int, int, int]] = []  # start, end, offset, offset + size
+        entry_of = [None] * count
+    placed: list[tuple[int, int, int, int]] = []
     peak = 0
     for i in by_size:
         start, end, size = intervals[i]
         alignment = align_words[i]
-        if neighbours is None:
-            taken = [(lo, hi) for s, e, lo, hi in placed if s <= end and start <= e]
-        else:
-            taken = [(offsets[j], offsets[j] + intervals[j][2])
-                     for j in neighbours[i] if is_placed[j]]
+        below = placed if neighbours is None else sorted(
+            [entry for entry in map(entry_of.__getitem__, neighbours[i]) if entry is not None])
         candidate = 0
-        if taken:
-            taken.sort()
-            if alignment <= 1:  # as below, with nothing to align
-                for lo, hi in taken:
+        if alignment <= 1:  # as below, with nothing to align
+            for lo, hi, s, e in below:
+                if s <= end and start <= e:
                     if candidate + size <= lo:
                         break
                     if hi > candidate:
                         candidate = hi
-            else:
-                for lo, hi in taken:
+        else:
+            for lo, hi, s, e in below:
+                if s <= end and start <= e:
                     candidate = align_up(candidate, alignment)
                     if candidate + size <= lo:
                         break
                     if hi > candidate:
                         candidate = hi
-                candidate = align_up(candidate, alignment)
+            candidate = align_up(candidate, alignment)  # 0 stays 0
         offsets[i] = candidate
-        is_placed[i] = True
         top = candidate + size
-        placed.append((start, end, candidate, top))
+        if neighbours is None:
+            insort(placed, (candidate, top, start, end))
+        else:
+            entry_of[i] = (candidate, top, start, end)
         if top > peak:
             peak = top
     return offsets, peak
 
 
-# Up to this many buffers, `pack` tests every placed buffer for overlap (n^2/2 tests, in
-# C-level comprehensions) rather than sweeping for the edges first.
+# Up to this many buffers, `pack` tests the placed buffers for overlap as it walks their
+# gaps (up to n^2/2 tests) rather than sweeping for the edges first.
 _DIRECT_TEST_UP_TO = 64

@@ -101,9 +101,10 @@ class Analysed(NamedTuple):
 def analyze_for_output(bounds: Bounds, group_by: str | None, as_json: bool,
                        records: list[Allocation]) -> Analysed:
     """What `analyze` needs of one file, made where the file is read."""
-    reports = reports_of_file(bounds, records)
+    representatives: list[Allocation] = []
+    reports = reports_of_file(bounds, records, representatives)
     return Analysed(reports, [space_object(r, group_by) for r in reports] if as_json else [],
-                    distinct_facets(records))
+                    distinct_facets(representatives))
 
 
 # What the output is made of for one report, where its file is read: its JSON text (text
@@ -127,7 +128,8 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
                        records: list[Allocation]) -> Outlined:
     """What `analyze` outputs of one file, made where the file is read (`output`: json, csv,
     or table)."""
-    reports = reports_of_file(bounds, records)
+    representatives: list[Allocation] = []
+    reports = reports_of_file(bounds, records, representatives)
     made: list[Made] = []
     if output is Format.json:
         made = [json_text(space_object(r, group_by)) for r in reports]
@@ -137,11 +139,12 @@ def outline_for_output(bounds: Bounds, group_by: str | None, output: Format,
     elif group_by is not None:
         made = [shown_roll_up(r, group_by) for r in reports]
     return Outlined([ReportOutline.of(r, keep_crossing=output is Format.table)
-                     for r in reports], made, distinct_facets(records))
+                     for r in reports], made, distinct_facets(representatives))
 
 
 def distinct_facets(records: list[Allocation]) -> set[Facet]:
-    """`facets_of(records)`, each record's read in C (a large file has thousands)."""
+    """`facets_of(records)`, each record's read in C; given a file's representatives
+    (`reports_of_file`), the file's facets."""
     return {Facet(*facts) for facts in set(map(_facts_of, records))}
 
 

@@ -206,3 +206,31 @@ def test_outlines_are_ordered_selected_and_judged_as_their_reports():
         assert any_crossing(chosen) == any_crossing(
             select_reports(outlines, spaces, funcs))
     assert order_reports(reports) == analysis.reports
+
+
+@pytest.mark.parametrize("name", ["sample", "passes", "pallas", "golden"])
+def test_records_out_of_program_order_are_analysed_as_in_order(name):
+    """A file's records come in program order, and its groups are analysed as they are;
+    records in another order are sorted first (stably: records at one program point, such
+    as a func's scratch operands, keep their order): the same reports either way."""
+    from random import Random
+
+    from sc_mlir.analysis import reports_of_file
+    from sc_mlir.model.bounds import Bounds
+
+    bounds = Bounds.default().with_bounds({"201": 20000}, "test")
+    records = load(REPO / "fixtures" / name).records
+    assert all(a.order <= b.order for a, b in pairwise(records) if a.file == b.file)
+    # Shuffled, and backwards, program point by program point.
+    rank = {(r.file, r.order): k for k, r in enumerate(records)}
+    Random(7).shuffle(keys := list(rank))
+    place = dict(zip(keys, range(len(keys)), strict=True))
+    shuffled = sorted(records, key=lambda r: place[r.file, r.order])
+    backwards = sorted(records, key=lambda r: -rank[r.file, r.order])
+    assert [r.order for r in shuffled] != [r.order for r in records]
+
+    def spaces(some):
+        return sorted(to_json(space_object(r)) for r in reports_of_file(bounds, some))
+
+    assert spaces(shuffled) == spaces(records)
+    assert spaces(backwards) == spaces(records)

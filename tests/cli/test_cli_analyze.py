@@ -298,6 +298,33 @@ def test_an_outline_has_the_numbers_of_its_report():
             assert getattr(outline, f.name) == expected, f.name
 
 
+def test_an_outline_comes_back_from_a_worker_whole():
+    """Outlines pickle as their constructor's arguments: every field comes back in its
+    place, the crossing report too (values made distinct, so that two fields swapped would
+    show)."""
+    import dataclasses
+    import pickle
+
+    from sc_mlir.analysis import ReportOutline, analyze
+    from sc_mlir.model.dump import load
+
+    analysis = analyze(load(FIXTURES / "sample"), bounds={"201": 20000})
+    crossing = next(r for r in analysis.reports if r.crossing is not None)
+    report = dataclasses.replace(crossing, chunk=7, liveness_peak_words=111_111,
+                                 packed_peak_words=222_222, stack_peak_words=333_333,
+                                 bound_words=444_444, dump_header="after-pass")
+    for keep in (False, True):
+        outline = ReportOutline.of(report, keep_crossing=keep)
+        back = pickle.loads(pickle.dumps(outline, protocol=pickle.HIGHEST_PROTOCOL))
+        assert type(back) is ReportOutline
+        for f in dataclasses.fields(ReportOutline):
+            if f.name == "crossing_report":  # its entries compare by identity
+                kept = back.crossing_report
+                assert kept is None if not keep else kept.stack_peak_words == 333_333
+                continue
+            assert getattr(back, f.name) == getattr(outline, f.name), f.name
+
+
 def test_outlines_without_their_crossing_are_not_rendered_as_a_table():
     """An outline made for JSON or CSV does not keep its crossing: the table refuses it
     rather than leave the crossing unexplained."""
@@ -336,3 +363,49 @@ def test_the_facets_read_in_c_are_the_records_facets():
     assert len(facets_of(records)) > 5
     assert distinct_facets(records) == facets_of(records)
     assert distinct_facets([]) == set()
+
+
+# Facets found in heap records alone (a func, and a space of another func) and in one space
+# written two ways (the same group, two space objects).
+HEAP_FACETS = """\
+func.func @k() attributes {tpu.core_type = #tpu.core_type<sc_vector_subcore>} {
+  %a = memref.alloca() : memref<64xf32, 201>
+  %b = memref.alloca() : memref<64xf32, #tpu.memory_space<vmem>>
+  %h = memref.alloc() : memref<1024xf32, 203>
+  "test.use"(%a, %b, %h) : (memref<64xf32, 201>, memref<64xf32, #tpu.memory_space<vmem>>, memref<1024xf32, 203>) -> ()
+  return
+}
+func.func @only_heap() {
+  %h = memref.alloc() : memref<16xf32, 201>
+  "test.use"(%h) : (memref<16xf32, 201>) -> ()
+  return
+}
+"""
+
+
+def test_a_files_representatives_have_its_facets(tmp_path):
+    """The records `reports_of_file` picks while grouping say what all the records say per
+    func and space (the facets `analyze` checks its selection against), among them those
+    of heap records and of a space written two ways; its reports are those it makes
+    without picking them."""
+    from sc_mlir.analysis import ReportOutline, reports_of_file
+    from sc_mlir.cli.analyze import distinct_facets
+    from sc_mlir.cli.inputs import facets_of
+    from sc_mlir.model.allocation import Allocation
+    from sc_mlir.model.bounds import Bounds
+    from sc_mlir.model.dump import load
+
+    path = tmp_path / "k.mlir"
+    path.write_text(HEAP_FACETS)
+    heap = load(path).records
+    assert {r.func for r in heap if r.kind == "heap"} - {r.func for r in heap if r.kind != "heap"}
+    assert len({r.memory_space for r in heap if r.space_id == 201 and r.func == "k"}) == 2
+    bounds = Bounds.default()
+    for records in (load(FIXTURES).records, heap):
+        representatives: list[Allocation] = []
+        reports = reports_of_file(bounds, records, representatives)
+        assert len(representatives) < len(records) or records is heap
+        assert {id(r) for r in representatives} <= {id(r) for r in records}
+        assert distinct_facets(representatives) == facets_of(records)
+        assert list(map(ReportOutline.of, reports)) == list(
+            map(ReportOutline.of, reports_of_file(bounds, records)))

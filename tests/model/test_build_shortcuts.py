@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from sc_mlir.model.allocation import ModelSettings, _Builder, build_allocations
+from sc_mlir.model.allocation import _SHARED_FACTS, ModelSettings, _Builder, build_allocations
+from sc_mlir.model.spaces import SpaceMap
+from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events, scan_bytes
-from sc_mlir.read.records import FileScan, OpFrame
+from sc_mlir.read.records import FileScan, OpFrame, ScanSettings
 from sc_mlir.read.scan import scan_file
 from sc_mlir.syntax.locations import AliasLoc
 from sc_mlir.syntax.parse import AllocaSyntax
@@ -119,3 +121,54 @@ def test_a_nests_inline_step_is_the_general_step() -> None:
         assert shortcut.nest(frames) == outer
     # The op that names a symbol after its region is a func to the allocas inside it.
     assert any(nest.scope_path == "x.op@inner" for nest in shortcut.nests.values())
+
+
+# The same body under two core types (a space of its own under each), in funcs far enough
+# apart to be read in spans of their own.
+_FUNC = """\
+  func.func @{name}() {attributes}{{
+    %a = memref.alloca() : memref<4xf32, #tpu.memory_space<vmem>> loc(#loc1)
+    %b = memref.alloca() : memref<8xf32, 201> loc(#loc2)
+    "test.use"(%a, %b) : (memref<4xf32, #tpu.memory_space<vmem>>, memref<8xf32, 201>) -> ()
+    return
+  }}
+"""
+_SUBCORE = "attributes {tpu.core_type = #tpu.core_type<sc_vector_subcore>} "
+CORE_TYPES = "module @m {\n" + "".join(
+    _FUNC.format(name=f"k{i}", attributes=_SUBCORE if i % 2 else "") for i in range(6)
+) + '}\n#loc1 = loc("a.py":1:2)\n#loc2 = loc("b.py":3:4)\n'
+
+
+def _spans_of(path: Path) -> list[FileScan]:
+    with SpanReader(str(path), ScanSettings(), span_bytes=200) as reader:
+        assert reader.open()
+        return [reader.read_span(span, text) for span, text in reader.spans()]
+
+
+def test_the_spans_of_a_file_share_what_a_body_means_as_each_alone_would_say(tmp_path):
+    """The builders of a file's spans share what each body means, per core type and
+    settings: the records are those each span's builder makes alone."""
+    path = tmp_path / "k.mlir"
+    path.write_text(CORE_TYPES)
+    scans = _spans_of(path)
+    assert len(scans) >= 4
+    vmem = ModelSettings(space_map=SpaceMap().with_overrides({"#tpu.memory_space<vmem>": 202}))
+    for settings in (ModelSettings(), vmem, ModelSettings()):
+        shared = [build_allocations(scan, settings) for scan in scans]
+        alone = []
+        for scan in scans:
+            _SHARED_FACTS.clear()
+            alone.append(build_allocations(scan, settings))
+        assert shared == alone
+        spaces = {(r.func, r.name): (r.space_id, r.space_name) for records, _notes in shared
+                  for r in records}
+        if settings is vmem:
+            assert spaces["k0", "%a"] == spaces["k1", "%a"] == (202, "spmem"), spaces
+        else:
+            assert spaces["k0", "%a"] == (None, "vmem") and spaces["k1", "%a"][0] == 201
+    # Shared: the bodies of all the spans worked out once per core type.
+    _SHARED_FACTS.clear()
+    for scan in scans:
+        build_allocations(scan, vmem)
+    (by_table,) = _SHARED_FACTS.values()
+    assert sorted(len(known.facts) for known in by_table.values()) == [2, 2]
