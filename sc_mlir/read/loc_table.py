@@ -12,6 +12,7 @@ _INDEX_AFTER_LOOKUPS = 64
 # The index is made from the table split into lines a block at a time: the lines' bytes
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
+_INT32_STOP = 1 << 31
 # A table read from its file is read this many bytes of lines at a time (`_directory`).
 _DIRECTORY_BLOCK = 4096
 # Longer names (`#loc` and 19 digits) are no number an int64 holds: none the table defines.
@@ -119,7 +120,8 @@ class LocationTable(Mapping[str, str]):
         line `at` starts at `index[at] + at + 1`, its newline is at `index[at + 1] + at + 1`."""
         if self._offsets is None:
             data, position, end = self._data, self._start, self._end
-            offsets = array("q")
+            # 4 bytes a line, not 8, when every position fits (a table under 2 GiB).
+            offsets = array("i" if end < _INT32_STOP else "q")
             base = position - 1
             while position < end:
                 block_end = data.find(b"\n", min(position + _INDEX_BLOCK, end - 1)) + 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -191,12 +192,15 @@ def test_a_range_table_looks_up_as_an_array_table(first):
     assert list(as_array) == list(as_range) and len(as_array) == len(as_range)
 
 
+@pytest.mark.parametrize("int32_stop", [1 << 31, 0])  # 4 bytes a line, or 8
 @pytest.mark.parametrize("block", [1 << 20, 64, 1])
-def test_the_index_reads_what_bisecting_reads(block, monkeypatch):
+def test_the_index_reads_what_bisecting_reads(block, int32_stop, monkeypatch):
     monkeypatch.setattr(loc_table, "_INDEX_BLOCK", block)
+    monkeypatch.setattr(loc_table, "_INT32_STOP", int32_stop)
     lines = [f'#loc{n} = loc("f.py":{n}:{n % 7})' for n in range(1, 3000)]
     bisected, indexed = _both(lines)
     indexed._index()
+    assert indexed._index().itemsize == (4 if int32_stop else 8)
     newlines = [offset + at for at, offset in enumerate(indexed._index())]
     starts = [m.start() for m in re.finditer(rb"\n(?=#)", indexed._data)]
     assert newlines == [*starts, len(indexed._data) - 1]
@@ -263,12 +267,18 @@ def test_a_table_read_from_its_file_finds_each_line_in_its_block(block, first, m
     lines[20] = f'#loc{numbers[20]} = loc("#loc{numbers[21]} = a name")'  # not a line's start
     for held, from_file in (_both(lines), _both(lines[:30])):
         data = from_file._data
-        from_file.read_from_file(lambda position, size: data[position : position + size])
-        for name in [*held, "#loc1", "#loc12", "#loc120", "#loc5", "#loc05", "#loc999"]:
-            assert held.get(name) == from_file.get(name), name
         numbers_of_blocks, starts = from_file._directory()
         assert list(starts) == sorted(set(starts)) and starts[-1] == len(data)
         assert all(data[start - 1 : start] == b"\n" for start in starts)
+        assert list(numbers_of_blocks) == [
+            int(data[start + 4 : data.index(b" ", start)] or -1) for start in starts[:-1]]
+        from_file.read_from_file(partial(_read_at, data))
+        for name in [*held, "#loc1", "#loc12", "#loc120", "#loc5", "#loc05", "#loc999"]:
+            assert held.get(name) == from_file.get(name), name
+
+
+def _read_at(data: bytes, position: int, size: int) -> bytes:
+    return data[position : position + size]
 
 
 def test_a_table_not_checked_is_read_from_its_file_without_an_error():
