@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 
@@ -13,8 +13,6 @@ _INDEX_AFTER_LOOKUPS = 64
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
 _INT32_STOP = 1 << 31
-# A table read from its file is read this many bytes of lines at a time (`_directory`).
-_DIRECTORY_BLOCK = 4096
 # Longer names (`#loc` and 19 digits) are no number an int64 holds: none the table defines.
 _LONGEST_NAME = 23
 # Names as `_line_index` reads them, one a line: `#loc` and digits, no leading zero.
@@ -45,7 +43,6 @@ class LocationTable(Mapping[str, str]):
         self._before = before  # aliases defined before the first op
         self._found: dict[str, str] = {}
         self._offsets: array[int] | None = None
-        self._blocks: tuple[array[int], array[int]] | None = None  # see `_directory`
         self._key: TableKey | None = None  # see `event_spans.shared_table`
         self._read: Callable[[int, int], bytes] | None = None  # see `read_from_file`
         # What readers of the values make of them (`model.locations` parses them), kept
@@ -68,11 +65,9 @@ class LocationTable(Mapping[str, str]):
     def read_from_file(self, read: Callable[[int, int], bytes]) -> None:
         """From now on the table's lines are read with `read(position, size)` (positions as
         in `data`, which raises when the file is no longer what it was), and `data` is let
-        go: a worker that reads spans keeps a directory of the table's blocks, not the
-        table, which its RSS would count again (300 MB for a 1 GB dump), nor an index of
-        its lines (8 bytes a line, and a bytes object each to make): it looks up few."""
-        self._directory()
-        self._offsets = None
+        go: a worker that reads spans keeps an index of the lines, not the table, which its
+        RSS would count again (300 MB for a 1 GB dump)."""
+        self._index()
         self._read = read
         self._data = b""
 
@@ -82,7 +77,6 @@ class LocationTable(Mapping[str, str]):
         if self._read is not None:
             self._data = self._bytes(0, self._end)
             self._read = None
-            self._blocks = None
 
     @property
     def reads_from_file(self) -> bool:
@@ -95,23 +89,6 @@ class LocationTable(Mapping[str, str]):
             return self._read(start, end - start)
         except Exception as exc:
             raise TableGone(f"the #loc table could not be read again: {exc}") from exc
-
-    def _directory(self) -> tuple[array[int], array[int]]:
-        """The first line of each block of about `_DIRECTORY_BLOCK` bytes of lines: its
-        number (`#loc` counts as -1) and where it starts, then where the table ends. Made
-        in one pass of a few thousand steps for a 50 MB dump's table (its index: 30 ms)."""
-        if self._blocks is None:
-            data, position, end = self._data, self._start, self._end
-            numbers, starts = array("q"), array("q")
-            while position < end:
-                numbers.append(_number_at(data, position))
-                starts.append(position)
-                position = data.find(b"\n", min(position + _DIRECTORY_BLOCK, end - 1)) + 1
-                if position <= 0:  # the last line of a table not checked, unterminated
-                    break
-            starts.append(end)
-            self._blocks = numbers, starts
-        return self._blocks
 
     def _index(self) -> array[int]:
         """For each line, where it starts less one less its position in the table (the
@@ -197,7 +174,10 @@ class LocationTable(Mapping[str, str]):
         if found is not None:
             return found
         if self._read is not None:  # the lines are in the file
-            return self._value_in_file(name, self._numbers[at])
+            offsets = self._offsets
+            assert offsets is not None
+            text = self._bytes(offsets[at] + at + 1, offsets[at + 1] + at + 1)
+            return text[text.find(b" = ") + 3 :].decode().strip()
         if len(self._found) >= _INDEX_AFTER_LOOKUPS:
             # One pass over the table for every line start, then `get` finds each line by
             # its position.
@@ -230,22 +210,6 @@ class LocationTable(Mapping[str, str]):
                 high = line
         raise KeyError(number)  # cannot happen in a checked table
 
-    def _value_in_file(self, name: str, number: int) -> str:
-        """The value of `name`, which the line numbered `number` defines, searched for in
-        the lines of its block (`_directory`), read from the file."""
-        numbers, starts = self._directory()
-        block = max(bisect_right(numbers, number) - 1, 0)
-        lines = self._bytes(starts[block], starts[block + 1])
-        # `name` is as the table writes it (`_line_index` took it): `#loc1 = ` is not
-        # found in `#loc12 = `, and a line starts the block or follows a newline.
-        head = name.encode() + b" = "
-        line = 0
-        if not lines.startswith(head):
-            line = lines.find(b"\n" + head) + 1
-            if line == 0:  # only in a table not checked (a worker's guess, then dropped)
-                return ""
-        return lines[line + len(head) : lines.find(b"\n", line)].decode().strip()
-
     def __iter__(self) -> Iterator[str]:
         yield from self._before
         for number in self._numbers:
@@ -253,11 +217,3 @@ class LocationTable(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._before) + len(self._numbers)
-
-
-def _number_at(data: bytes, line: int) -> int:
-    """The number of the table line starting at `line` (`#loc` counts as -1; some number,
-    never an error, in a table not checked)."""
-    space = data.find(b" ", line + 4, line + _LONGEST_NAME + 1)
-    digits = data[line + 4 : space]
-    return int(digits) if space > 0 and digits.isdigit() else -1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from array import array
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -255,37 +254,3 @@ def test_values_looked_up_before_the_table_went_to_its_file_need_not_read_it():
     assert table["#loc5"] == 'loc("g.py":5:1)'
     with pytest.raises(TableGone):
         table["#loc6"]
-
-
-@pytest.mark.parametrize("block", [1, 40, 64, 4096])
-@pytest.mark.parametrize("first", [-1, 0, 1, 11])
-def test_a_table_read_from_its_file_finds_each_line_in_its_block(block, first, monkeypatch):
-    monkeypatch.setattr(loc_table, "_DIRECTORY_BLOCK", block)
-    numbers = [n for n in range(first, first + 400) if n % 13 != 5]  # with gaps: an array
-    lines = [f'#loc{n if n >= 0 else ""} = loc("f{n}.py":{n}:{n % 3}) ' for n in numbers]
-    lines[7] = "#loc{} = loc(\"{}\")".format(numbers[7], "x" * 300)  # longer than a block
-    lines[20] = f'#loc{numbers[20]} = loc("#loc{numbers[21]} = a name")'  # not a line's start
-    for held, from_file in (_both(lines), _both(lines[:30])):
-        data = from_file._data
-        numbers_of_blocks, starts = from_file._directory()
-        assert list(starts) == sorted(set(starts)) and starts[-1] == len(data)
-        assert all(data[start - 1 : start] == b"\n" for start in starts)
-        assert list(numbers_of_blocks) == [
-            int(data[start + 4 : data.index(b" ", start)] or -1) for start in starts[:-1]]
-        from_file.read_from_file(partial(_read_at, data))
-        for name in [*held, "#loc1", "#loc12", "#loc120", "#loc5", "#loc05", "#loc999"]:
-            assert held.get(name) == from_file.get(name), name
-
-
-def _read_at(data: bytes, position: int, size: int) -> bytes:
-    return data[position : position + size]
-
-
-def test_a_table_not_checked_is_read_from_its_file_without_an_error():
-    # A worker's table guessed from the first line's number may be any lines: its
-    # answers are dropped when the guess is wrong, but reading them raises nothing.
-    data = b"\n#loc3 = loc(unknown)\n#locx = y\n#loc\n#loc99999999999999999999999 z\nno newline"
-    table = LocationTable(data, 1, len(data), range(3, 9), {})
-    table.read_from_file(lambda position, size: data[position : position + size])
-    assert table.get("#loc3") == "loc(unknown)"
-    assert [table.get(f"#loc{n}") for n in range(4, 9)] == [""] * 5
