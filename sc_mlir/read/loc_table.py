@@ -12,6 +12,7 @@ _INDEX_AFTER_LOOKUPS = 64
 # The index is made from the table split into lines a block at a time: the lines' bytes
 # objects are let go block by block (a large dump's table is hundreds of MB).
 _INDEX_BLOCK = 1 << 20
+# Positions below this fit the index in 4-byte items (`_index`).
 _INT32_STOP = 1 << 31
 # Longer names (`#loc` and 19 digits) are no number an int64 holds: none the table defines.
 _LONGEST_NAME = 23
