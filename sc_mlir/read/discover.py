@@ -27,6 +27,9 @@ _MLIR_SIGNAL = re.compile(
     rb"memref\.alloca[ \t]*\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
+# A byte that `bytes.strip(b" \t\r\n")` keeps: found at once in a file that is not blank,
+# where the strip copies the whole head (3 ms of dir300's discovery, before any worker).
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def sniff(head: bytes) -> str | None:
     """
     if head.startswith(MLIR_BYTECODE_MAGIC):
         return "MLIR bytecode, not text; print it with mlir-opt first"
-    if not head.strip(b" \t\r\n"):
+    if _NOT_BLANK.search(head) is None:
         return "empty file"
     # (A search for one NUL runs in memchr; counting them takes a hundred times longer.)
     nuls = head.count(b"\x00") if b"\x00" in head else 0

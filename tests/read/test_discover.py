@@ -61,3 +61,12 @@ def test_a_file_larger_than_its_size_said_is_read_on(tmp_path, monkeypatch):
     if os.path.exists("/proc/self/status"):
         assert os.stat("/proc/self/status").st_size == 0
         assert discover_module._read_head("/proc/self/status").startswith(b"Name:")
+
+
+@pytest.mark.parametrize("head", [b"", b" ", b" \t\r\n\n", b"\n" * 1000, b"\x0b", b"\x0c\n",
+                                  b"\n\n  x", b"x" + b" " * 100, b"\t\x00", b"\r\n\xa0",
+                                  b" " * 70_000 + b"module {}"])
+def test_an_empty_file_is_one_whose_head_strips_to_nothing(head):
+    """`sniff` finds a byte other than spaces, tabs and line ends rather than stripping the
+    head (a copy of it): the same verdict as the strip."""
+    assert (sniff(head) == "empty file") == (not head.strip(b" \t\r\n"))
