@@ -28,7 +28,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from sc_mlir.read.event_regions import Unvouched
-from sc_mlir.read.events import _PLAIN_BYTES, _Reader, trailing_table
+from sc_mlir.read.events import (
+    _PLAIN_BYTES,
+    _Reader,
+    table_start,
+    table_text_end,
+    trailing_table,
+)
 from sc_mlir.read.loc_table import LocationTable, TableGone, TableKey
 from sc_mlir.read.parts import _FUNC_START
 from sc_mlir.read.progress import BytesRead
@@ -48,10 +54,8 @@ _BLOCK = 8 << 20
 _LOOKAHEAD = 256 << 10
 _MODULE_OPEN = re.compile(rb'[ \t]*+(?:module\b|"builtin\.module"\(\) \()[^\n]*\{\n')
 _MODULE_CLOSE = re.compile(rb"[ \t]*+\}")
-# A guessed table's names, at a line's start (`_guessed_table`), and how far back from
-# the end of the file its last line is looked for.
+# A guessed table's names, at a line's start (`_guessed_table`).
 _TABLE_NAME = re.compile(rb"#loc((?:0|[1-9][0-9]{0,17})?) = ")
-_GUESS_WINDOW = 1 << 12
 
 
 class Span(NamedTuple):
@@ -462,16 +466,12 @@ def _guessed_table(tail: bytes, before: Mapping[str, str]
     number -1, if it comes first: MLIR's printer numbers `#loc`, `#loc1`, `#loc2`...),
     found without reading them; None when there is no table, or its first lines or its
     last are not as such a table's are."""
-    last_brace = tail.rfind(b"}")
-    table_at = tail.find(b"\n#", last_brace if last_brace >= 0 else 0)
-    if table_at < 0:
+    start = table_start(tail, 0)
+    if start is None:
         return None
-    start = table_at + 1
-    window = max(start, len(tail) - _GUESS_WINDOW)
-    last_text = window + len(tail[window:].rstrip(b" \t\n")) - 1
-    end = tail.find(b"\n", last_text) + 1
+    end = table_text_end(tail, start)
     first = _TABLE_NAME.match(tail, start)
-    if last_text < start or end == 0 or first is None:
+    if end is None or first is None:
         return None
     # The last line's number says how many lines there are: the lines are not counted.
     last = _TABLE_NAME.match(tail, tail.rfind(b"\n", start, end - 1) + 1)

@@ -824,13 +824,9 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
     table after them (`before` when there is none). Raises Unvouched for a table this
     reader does not read."""
     end = len(data)
-    # The table holds no `}`: it starts after the file's last one (a search backwards),
-    # unless the ops hold none at all.
-    last_brace = data.rfind(b"}", body_start)
-    table_at = data.find(b"\n#", last_brace if last_brace >= 0 else body_start)
-    if table_at < 0:
+    body_end = table_start(data, body_start)
+    if body_end is None:
         return end, before
-    body_end = table_at + 1
     checked = _numbered_in_order(data, body_end)
     if checked is None:
         table_end, numbers = _checked_table(data, body_end)
@@ -846,6 +842,25 @@ def trailing_table(data: bytes, body_start: int, before: dict[str, str]
     return body_end, table
 
 
+def table_start(data: bytes, body_start: int) -> int | None:
+    """Where the trailing `#loc` table's first line starts, if there is one: the table holds
+    no `}`, so it starts after the text's last one (a search backwards), unless the ops hold
+    none at all."""
+    last_brace = data.rfind(b"}", body_start)
+    table_at = data.find(b"\n#", last_brace if last_brace >= 0 else body_start)
+    return None if table_at < 0 else table_at + 1
+
+
+def table_text_end(data: bytes, start: int) -> int | None:
+    """The end (past its newline) of the text's last line that is not blank, from `start`
+    on; None when the text ends without a newline, or in more than `_TAIL_WINDOW` bytes of
+    blanks, or holds nothing but blanks from `start`."""
+    window = max(start, len(data) - _TAIL_WINDOW)
+    last_text = window + len(data[window:].rstrip(_BLANKS)) - 1
+    text_end = data.find(b"\n", last_text) + 1
+    return None if last_text < start or text_end == 0 else text_end
+
+
 def _increasing(numbers: array[int]) -> bool:
     # Tables are usually numbered one by one: compared as arrays, in C.
     return not numbers or numbers == array(
@@ -859,11 +874,8 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
     first): the names are compared with the numbers they should be, without an int per
     line. None for any other table, which `_checked_table` reads (its diagnostics are
     the reader's)."""
-    end = len(data)
-    window = max(body_end, end - _TAIL_WINDOW)
-    last_text = window + len(data[window:end].rstrip(_BLANKS)) - 1
-    table_end = data.find(b"\n", last_text) + 1
-    if last_text < body_end or table_end == 0:
+    table_end = table_text_end(data, body_end)
+    if table_end is None:
         return None  # the file ends in a long blank tail, or without a newline
     first: int | None = None
     bare = False
