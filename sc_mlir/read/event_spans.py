@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-from array import array
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from types import TracebackType
@@ -31,6 +30,7 @@ from sc_mlir.read.event_regions import Unvouched
 from sc_mlir.read.events import (
     _PLAIN_BYTES,
     _Reader,
+    consecutive_numbers,
     table_start,
     table_text_end,
     trailing_table,
@@ -478,15 +478,12 @@ def _guessed_table(tail: bytes, before: Mapping[str, str]
     if last is None or not last[1]:
         return None
     stop = int(last[1]) + 1
-    if first[1]:
-        return start, LocationTable(tail, start, end, range(int(first[1]), stop), before)
-    second = _TABLE_NAME.match(tail, tail.find(b"\n", start) + 1)
-    if second is None or not second[1]:
-        return None
-    number = int(second[1])
-    if number == 0:
-        return start, LocationTable(tail, start, end, range(-1, stop), before)
-    numbers = array("q", (-1,)) + array("q", range(number, stop))
+    bare = not first[1]
+    if bare:
+        first = _TABLE_NAME.match(tail, tail.find(b"\n", start) + 1)
+        if first is None or not first[1]:
+            return None
+    numbers = consecutive_numbers(int(first[1]), stop, bare)
     return start, LocationTable(tail, start, end, numbers, before)
 
 

@@ -907,12 +907,17 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
         expected += len(names)
         block = block_end
     assert first is not None
-    numbers = range(first, expected)
+    return table_end, consecutive_numbers(first, expected, bare)
+
+
+def consecutive_numbers(first: int, stop: int, bare: bool) -> array[int] | range:
+    """The numbers of a table whose lines are numbered one by one from `first` up to `stop`,
+    after a bare `#loc` (number -1) when `bare`: a range when they are consecutive."""
     if not bare:
-        return table_end, numbers
+        return range(first, stop)
     if first == 0:
-        return table_end, range(-1, expected)  # `#loc` is number -1
-    return table_end, array("q", (-1,)) + array("q", numbers)
+        return range(-1, stop)
+    return array("q", (-1,)) + array("q", range(first, stop))
 
 
 def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
