@@ -28,13 +28,18 @@ from sc_mlir.model.allocation import (
 )
 from sc_mlir.model.spaces import SpaceMap
 from sc_mlir.read import event_spans, jaxbridge, parts
-from sc_mlir.read.discover import SNIFF_BYTES, Skipped, discover
-from sc_mlir.read.embedded import TARGET
+from sc_mlir.read.discover import Skipped, discover
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events
 from sc_mlir.read.loc_table import LocationTable, TableGone
 from sc_mlir.read.parts import scan_file_in_parts, wait_reporting
-from sc_mlir.read.programs import Program, kernel_sources, missing_jax_message, split_programs
+from sc_mlir.read.programs import (
+    Program,
+    kernel_sources,
+    may_hold_a_program,
+    missing_jax_message,
+    split_programs,
+)
 from sc_mlir.read.progress import (
     ByteProgress,
     BytesRead,
@@ -77,8 +82,6 @@ ALLOCATION_COLUMNS: tuple[str, ...] = (
 # Work on one file's records, done where the file is read: in a worker process it must pickle
 # (a module-level function, or a `functools.partial` of one).
 FileWork = Callable[[list[Allocation]], object]
-
-_TARGET_BYTES = TARGET.encode()
 
 # Small files go to the workers in groups: about this many tasks per worker (`_task_groups`).
 TASKS_PER_WORKER = 16
@@ -578,11 +581,11 @@ def load(path: str | os.PathLike[str], *, settings: LoadSettings | None = None,
     no_programs: set[str] = set()
 
     def note_no_program(file: str, head: bytes) -> None:
-        if not _may_hold_a_program(head):
+        if not may_hold_a_program(head):
             no_programs.add(file)
 
     files, skipped = discover(path, on_head=note_no_program)
-    files, skipped, programs = _split_programs(files, skipped, no_programs)
+    files, skipped, programs = split_programs(files, skipped, no_programs)
     if any(p.kernels for p in programs) and not jaxbridge.available():
         raise jaxbridge.JaxMissing(missing_jax_message([p for p in programs if p.kernels]))
     diagnostics = [_skip_note(s) for s in skipped]
@@ -622,25 +625,6 @@ def read_program_kernels(program: Program, settings: LoadSettings,
     are added to `program.diagnostics`."""
     return [read_kernel(source.path, source.text, settings, work, keep_records)
             for source in kernel_sources(program)]
-
-
-def _may_hold_a_program(head: bytes) -> bool:
-    """Whether `read_program` may find a program in a file with this head (its first
-    `SNIFF_BYTES`, what `read_program` reads first): a whole file with no
-    `tpu_custom_call` in it is none, and need not be read again to find that."""
-    return len(head) >= SNIFF_BYTES or _TARGET_BYTES in head
-
-
-def _split_programs(files: list[str], skipped: list[Skipped], no_programs: set[str]
-                    ) -> tuple[list[str], list[Skipped], list[Program]]:
-    """`split_programs(files, skipped)`, not asked of the files known to hold no program."""
-    _, _, programs = split_programs([f for f in files if f not in no_programs],
-                                    [s for s in skipped if s.path not in no_programs])
-    if not programs:
-        return files, skipped, programs
-    taken = {program.path for program in programs}
-    return ([f for f in files if f not in taken], [s for s in skipped if s.path not in taken],
-            programs)
 
 
 def _skip_note(skipped: Skipped) -> Diagnostic:

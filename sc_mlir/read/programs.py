@@ -9,6 +9,7 @@ each kernel's bytecode as MLIR does (`sc_mlir.read.jaxbridge`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -47,26 +48,36 @@ class Program:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def split_programs(files: list[str], skipped: list[Skipped]
+def split_programs(files: list[str], skipped: list[Skipped],
+                   no_programs: Container[str] = frozenset()
                    ) -> tuple[list[str], list[Skipped], list[Program]]:
     """Take the lowered programs out of a dump's MLIR files (and out of the files skipped
-    as not MLIR, which HLO text is)."""
+    as not MLIR, which HLO text is). The files in `no_programs` are known to hold none
+    (`may_hold_a_program` said so of their heads, read by discovery): they are not read
+    again."""
     programs: list[Program] = []
     kept_files: list[str] = []
     for path in files:
-        program = read_program(path)
+        program = None if path in no_programs else read_program(path)
         if program is None:
             kept_files.append(path)
         else:
             programs.append(program)
     kept_skipped: list[Skipped] = []
     for item in skipped:
-        program = read_program(item.path) if item.reason.startswith(_NOT_MLIR) else None
+        program = (read_program(item.path) if item.reason.startswith(_NOT_MLIR)
+                   and item.path not in no_programs else None)
         if program is None:
             kept_skipped.append(item)
         else:
             programs.append(program)
     return kept_files, kept_skipped, programs
+
+
+def may_hold_a_program(head: bytes) -> bool:
+    """Whether `read_program` may find a program in a file whose first `SNIFF_BYTES` are
+    `head`: a whole file (a shorter head) that never names the target holds none."""
+    return len(head) >= SNIFF_BYTES or _TARGET_BYTES in head
 
 
 def read_program(path: str) -> Program | None:
@@ -77,7 +88,7 @@ def read_program(path: str) -> Program | None:
             if len(head) < SNIFF_BYTES:
                 # The whole file: whether it names the target is one search, cheaper than
                 # looking for the signals of a program (four), so it goes first.
-                found = _TARGET_BYTES in head and looks_like_program(head)
+                found = may_hold_a_program(head) and looks_like_program(head)
             else:  # a large file is searched for the target only if it looks like one
                 found = looks_like_program(head) and _names_target(head, handle)
             if not found:

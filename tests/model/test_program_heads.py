@@ -1,4 +1,4 @@
-"""`load` asks `split_programs` only about the files whose heads, read by discovery, may
+"""`load` has `split_programs` read only the files whose heads, read by discovery, may
 hold a lowered program: the same files, skipped notes and programs as asking it about
 every file."""
 
@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from sc_mlir.model import dump as dump_module
 from sc_mlir.read.discover import SNIFF_BYTES, discover
-from sc_mlir.read.programs import split_programs
+from sc_mlir.read.programs import may_hold_a_program, split_programs
 
 FIXTURES = REPO / "fixtures"
 
@@ -48,9 +47,9 @@ def test_programs_found_from_the_heads_are_those_found_from_every_file(tmp_path)
     heads: dict[str, bytes] = {}
     assert discover(root, on_head=heads.__setitem__) == (files, skipped)
     no_programs = {path for path, head in heads.items()
-                   if not dump_module._may_hold_a_program(head)}
+                   if not may_hold_a_program(head)}
     assert str(root / "plain.mlir") in no_programs  # read once, by discovery
-    found = dump_module._split_programs(files, skipped, no_programs)
+    found = split_programs(files, skipped, no_programs)
     assert (found[0], found[1]) == (expected[0], expected[1])
     assert [(p.path, [k.name for k in p.kernels], p.diagnostics) for p in found[2]] == [
         (p.path, [k.name for k in p.kernels], p.diagnostics) for p in expected[2]]
@@ -63,7 +62,7 @@ def test_a_program_left_out_of_the_files_asked_about_is_not_found(tmp_path, kept
     program is not asked about.)"""
     root = _a_dump_with_programs(tmp_path / "dump")
     files, skipped = discover(root)
-    found = dump_module._split_programs(files, skipped, {str(root / kept_out)})
+    found = split_programs(files, skipped, {str(root / kept_out)})
     assert [Path(p.path).name for p in found[2]] == [
         name for name in ("sc_scratch_overflow.stablehlo.mlir", "two_kernels.hlo.txt")
         if name != kept_out]
