@@ -20,7 +20,7 @@ from sc_mlir.analysis import (
 )
 from sc_mlir.analysis.rollup import RollupOutline
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND, SEMAPHORE, Allocation
-from sc_mlir.render.terminal import fitted, indented
+from sc_mlir.render.terminal import fitted, indented_lines
 from sc_mlir.support.numbers import num
 from sc_mlir.support.paths import short_path
 
@@ -75,42 +75,43 @@ def headline(report: SpaceReport, base: str) -> Text:
     return text
 
 
-def _para(text: str, style: str = "") -> RenderableType:
-    return indented(Text(text, style=style))
+def _para(text: str, style: str = "") -> tuple[Text, int]:
+    """A sentence of an explanation, indented under its headline (by `indented_lines`)."""
+    return Text(text, style=style), 2
 
 
 def explain(report: SpaceReport, base: str, top: int, console: Console) -> RenderableType:
     """Why a (func, space) crosses its bound, in numbers a user can check in the dump
     (`top` contributors listed, 0 for all)."""
-    parts: list[RenderableType] = [headline(report, base)]
+    lines: list[tuple[Text, int]] = [(headline(report, base), 0)]
     c = report.crossing
     bound = report.bound_words
     if c is None or bound is None:
-        return Group(*parts)
+        return Group(*indented_lines(console, lines))
     r = c.alloca.record
-    parts.append(_para(
+    lines.append(_para(
         f"The scoped stack reaches {num(c.offset_upper_bound_words)} words when {c.alloca.name} "
         f"({num(r.words)} words, {r.type}) is allocated at {short_path(r.file, base)}:{r.line}:"
         f"{r.col}, from {source_of(r) or 'an unknown location'}."))
-    parts.append(_para(
+    lines.append(_para(
         f"Bound: {num(bound)} words ({report.bound_source}); alignment {report.align_bytes} "
         f"bytes unless the op says otherwise ({report.align_source})."))
-    parts.append(_para(
+    lines.append(_para(
         f"As the compiler prints it: offset upper bound ({c.offset_upper_bound_words} words) "
         f"exceeds the legitimate user allocatable offset upper bound ({c.bound_words} words) in "
         f"memory space {report.space_id if report.space_id is not None else report.space_name}"
         f" when allocating {c.allocating_words} words.", style="dim"))
     if report.verdict == ALLOCATOR_LIMITED:
-        parts.append(_para(
+        lines.append(_para(
             f"True liveness peak: {num(report.liveness_peak_words)} words (a packed assignment "
             f"needs {num(report.packed_peak_words)}): reuse would fit. The scopes keep "
             f"{num(c.dead_reserved_words)} words reserved for {len(c.dead_reserved)} alloca(s) "
             f"already past their last use.", style="yellow"))
     else:
-        parts.append(_para(
+        lines.append(_para(
             f"Even with perfect reuse the liveness peak is {num(report.liveness_peak_words)} "
             f"words: at least {num(report.must_free_words)} words must go.", style="red"))
-    parts.extend(_para(line) for line in fix_lines(c))
+    lines.extend(_para(line) for line in fix_lines(c))
     table = Table(title="entries on the stack at the crossing, largest first",
                   title_justify="left", header_style="bold", box=None, padding=(0, 1))
     table.add_column("name", no_wrap=True)
@@ -122,18 +123,19 @@ def explain(report: SpaceReport, base: str, top: int, console: Console) -> Rende
     table.add_column("last use", justify="right", no_wrap=True)
     table.add_column("source")  # a location, then names: wraps between them
     shown = c.contributors[:top] if top else c.contributors
+    # Cells as Text, not str: a str is parsed as markup each time rich measures or renders
+    # it (and none of these holds markup).
     for x in shown:
         rec = x.alloca.record
-        table.add_row(Text(x.alloca.name), KIND_LABEL.get(rec.kind, rec.kind),
-                      num(x.alloca.words), f"{x.cumulative_percent:.1f}",
-                      "live" if x.live else "dead", str(rec.line), str(rec.last_use_line),
-                      Text(source_of(rec)))
+        table.add_row(*map(Text, (
+            x.alloca.name, KIND_LABEL.get(rec.kind, rec.kind), num(x.alloca.words),
+            f"{x.cumulative_percent:.1f}", "live" if x.live else "dead", str(rec.line),
+            str(rec.last_use_line), source_of(rec))))
     if len(c.contributors) > len(shown):
         rest = c.contributors[len(shown):]
-        table.add_row(f"+{len(rest)} more", "", num(sum(x.alloca.words for x in rest)), "", "",
-                      "", "", "")
-    parts.append(fitted(console, table, indent=2))
-    return Group(*parts)
+        table.add_row(*map(Text, (f"+{len(rest)} more", "", num(sum(x.alloca.words for x in rest)),
+                                  "", "", "", "", "")))
+    return Group(*indented_lines(console, lines), fitted(console, table, indent=2))
 
 
 # The summary's order: what fails first, then what fits from the fullest down, and last

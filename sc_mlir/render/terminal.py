@@ -48,6 +48,33 @@ def indented(renderable: RenderableType, spaces: int = 2) -> Padding:
     return Padding(renderable, (0, 0, 0, spaces), expand=False)
 
 
+def indented_lines(console: Console, lines: Iterable[tuple[Text, int]]) -> list[RenderableType]:
+    """Each of `lines` indented by its number of spaces, printed as `indented` prints it but
+    in fewer renderables: the lines the console is wide enough for, one Text (rich measures
+    and lays out each Padding and each Text apart, which costs far more than the line); a
+    line too wide is `indented`, to wrap under its indent. For printing at the console's
+    width."""
+    parts: list[RenderableType] = []
+    run: Text | None = None  # the Text the lines that fit are added to
+    width = console.width  # not a field: rich asks the terminal each time
+    for text, spaces in lines:
+        plain = text.plain
+        if "\n" in plain or "\t" in plain or not 0 < spaces + text.cell_len <= width:
+            run = None
+            parts.append(indented(text, spaces) if spaces else text)
+            continue
+        if run is None:
+            run = Text()
+            parts.append(run)
+        else:
+            run.append("\n")
+        # The indent is not styled, as `indented` leaves it: styled spaces would print
+        # their colour codes on a terminal.
+        run.append(" " * spaces)
+        run.append_text(text)
+    return parts
+
+
 class WrappedRows:
     """A table whose rows are too wide for the terminal, as one paragraph per row: its cells
     separated by two spaces, a new line (indented) only between cells. A cell wider than
