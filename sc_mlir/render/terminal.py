@@ -8,14 +8,16 @@ cell), never inside a name.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.padding import Padding
-from rich.table import Table
+from rich.table import Row, Table
 from rich.text import Text
 
 from sc_mlir.model.allocation import HEAP, Allocation
@@ -123,23 +125,101 @@ def pack_cells(console: Console, cells: list[Text], width: int, style: str = ""
     return lines
 
 
-def narrowest_width(console: Console, table: Table) -> int:
-    """The fewest columns `table` takes without cutting a cell of a `no_wrap` column or a
-    word of another (rich's own measure lets `no_wrap` cells shrink)."""
+def cell_measurements(console: Console, table: Table) -> list[Measurement]:
+    """Per column of `table`, the narrowest (its longest word) and widest (its longest
+    line) of its header and cells, measured once, without the table's padding."""
     options = console.options.update_width(UNWRAPPED_WIDTH)
+    measured = []
+    for column in table.columns:
+        cells = [column.header, *column.cells]
+        if table.show_footer:
+            cells.append(column.footer)
+        sizes = [Measurement.get(console, options, cell) for cell in cells]
+        measured.append(Measurement(max(m.minimum for m in sizes),
+                                    max(m.maximum for m in sizes)))
+    return measured
+
+
+def table_width(table: Table, content_widths: Sequence[int]) -> int:
+    """How wide `table` is with its columns' contents this wide: with its padding and
+    borders."""
     _top, right, _bottom, left = table.padding
     columns = table.columns
     width = 0
-    for index, column in enumerate(columns):
-        cells = [column.header, *column.cells]
-        sizes = [Measurement.get(console, options, cell) for cell in cells]
-        width += max((m.maximum if column.no_wrap else m.minimum) for m in sizes)
+    for index, content in enumerate(content_widths):
         first, last = index == 0, index == len(columns) - 1
-        width += (left if table.pad_edge or not first else 0) + (
+        width += content + (left if table.pad_edge or not first else 0) + (
             right if table.pad_edge or not last else 0)
     if table.box is not None:
         width += max(len(columns) - 1, 0) + (2 if table.show_edge else 0)
     return width
+
+
+def narrowest_width(console: Console, table: Table,
+                    measured: Sequence[Measurement] | None = None) -> int:
+    """The fewest columns `table` takes without cutting a cell of a `no_wrap` column or a
+    word of another (rich's own measure lets `no_wrap` cells shrink). `measured`: its
+    `cell_measurements`, if already made."""
+    if measured is None:
+        measured = cell_measurements(console, table)
+    return table_width(table, [m.maximum if column.no_wrap else m.minimum
+                               for column, m in zip(table.columns, measured, strict=True)])
+
+
+def with_widths(table: Table, measured: Sequence[Measurement]) -> Table | None:
+    """A copy of `table` whose columns are given the widths rich would measure for them
+    (`measured`: its `cell_measurements`), so that it does not measure every cell again
+    (it does three times: for the Padding that indents the table, and twice for the table
+    itself). Only for a table printed whole at its widest: None if a column's width could
+    depend on the width offered (a cell that is not a str or a Text) or is set by the
+    caller."""
+    if (table.width is not None or table.min_width is not None or table.expand
+            or table.collapse_padding):
+        return None
+    for column in table.columns:
+        if (column.width is not None or column.min_width is not None
+                or column.max_width is not None or column.ratio is not None):
+            return None
+        cells = [column.header, *column.cells, *([column.footer] if table.show_footer else [])]
+        if not all(isinstance(cell, str | Text) for cell in cells):
+            return None
+    sized = copy.copy(table)
+    sized.columns = [dataclasses.replace(column, width=m.maximum)
+                     for column, m in zip(table.columns, measured, strict=True)]
+    return sized
+
+
+def rows_as_one(table: Table) -> Table | None:
+    """A copy of `table` with one row, whose cell in each column holds the column's cells
+    as its lines; None unless that prints the same lines at the table's widest (where no
+    cell wraps). Rich lays out each cell on its own (a Padding around a Text, wrapped, cut
+    and padded, then its lines shaped): for a table of a few short columns that is most of
+    the time it takes, and it does it once for a column as one cell."""
+    if (table.box is not None or table.leading or table.show_lines or table.row_styles
+            or table.padding[0] or table.padding[2] or len(table.rows) < 2
+            or any(row.style is not None or row.end_section for row in table.rows)):
+        return None  # a line or a style between rows, or around them
+    joined: list[Text] = []
+    for column in table.columns:
+        cells = list(column.cells)
+        if not all(isinstance(cell, Text) and plain_cell(cell) for cell in cells):
+            return None
+        joined.append(Text("\n").join(cast("list[Text]", cells)))
+    one_row = copy.copy(table)
+    # A Column keeps its cells in `_cells` (a dataclass field, so `replace` takes it).
+    one_row.columns = [dataclasses.replace(column, _cells=[cell])
+                       for column, cell in zip(table.columns, joined, strict=True)]
+    one_row.rows = [Row()]
+    return one_row
+
+
+def plain_cell(text: Text) -> bool:
+    """A cell whose line rich lays out the same among the lines of one Text: one line, no
+    style of its own (a cell's own style also colours the spaces that justify it), no
+    settings of its own."""
+    plain = text.plain
+    return (not text.style and text.justify is None and text.overflow is None
+            and text.no_wrap is None and "\n" not in plain and "\t" not in plain)
 
 
 def fitted(console: Console, table: Table, indent: int = 0) -> RenderableType:
@@ -147,8 +227,14 @@ def fitted(console: Console, table: Table, indent: int = 0) -> RenderableType:
     rows. Columns of names, types and paths must be `no_wrap=True`; a column of prose may
     wrap, between its words: the table is kept when it fits with that prose wrapped."""
     room = console.width - indent
+    # Its rows as one, if they print the same: measured as one too, a column's lines
+    # measure as its cells do (the longest line, and the longest word).
+    one_row = rows_as_one(table)
+    measured = cell_measurements(console, one_row or table)
     renderable: RenderableType = table
-    if narrowest_width(console, table) > room:
+    if table_width(table, [m.maximum for m in measured]) <= room:
+        renderable = with_widths(one_row or table, measured) or table
+    elif narrowest_width(console, table, measured) > room:
         renderable = WrappedRows(table)
     return indented(renderable, indent) if indent else renderable
 
