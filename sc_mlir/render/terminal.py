@@ -61,7 +61,9 @@ def indented_lines(console: Console, lines: Iterable[tuple[Text, int]]) -> list[
     width = console.width  # not a field: rich asks the terminal each time
     for text, spaces in lines:
         plain = text.plain
-        if "\n" in plain or "\t" in plain or not 0 < spaces + text.cell_len <= width:
+        # An empty line, one rich measures apart from its text (a tab, a line break) or
+        # one too wide: as `indented` prints it (nothing, for an empty one).
+        if "\n" in plain or "\t" in plain or not 0 < text.cell_len <= width - spaces:
             run = None
             parts.append(indented(text, spaces) if spaces else text)
             continue
