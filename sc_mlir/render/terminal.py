@@ -62,13 +62,16 @@ def indented_lines(console: Console, lines: Iterable[tuple[Text, int]]) -> list[
     for text, spaces in lines:
         plain = text.plain
         # An empty line, one rich measures apart from its text (a tab, a line break) or
-        # one too wide: as `indented` prints it (nothing, for an empty one).
-        if "\n" in plain or "\t" in plain or not 0 < text.cell_len <= width - spaces:
+        # one too wide (in cells, or in characters, which rich also trims by): as
+        # `indented` prints it (nothing, for an empty one).
+        if ("\n" in plain or "\t" in plain or not 0 < text.cell_len <= width - spaces
+                or len(plain) > width - spaces):
             run = None
             parts.append(indented(text, spaces) if spaces else text)
             continue
         if run is None:
-            run = Text()
+            # Not wrapped: no line needs it, and rich would look for breaks in each.
+            run = Text(no_wrap=True)
             parts.append(run)
         else:
             run.append("\n")
