@@ -220,17 +220,19 @@ def groups_table(console: Console, report: Summarised, rollup: RollupOutline,
     table.add_column("words", justify="right", no_wrap=True)
     table.add_column("%", justify="right", no_wrap=True)
     shown = rollup.groups[:top] if top else rollup.groups
+    # Cells as Text, as in `explain`: no markup to parse, and `fitted` prints them fast.
     for g in shown:
-        table.add_row(Text(g.key), str(g.n_allocas), num(g.words), f"{g.percent:.1f}")
+        table.add_row(*map(Text, (g.key, str(g.n_allocas), num(g.words), f"{g.percent:.1f}")))
     rest = rollup.groups[len(shown):]
     if rest:
         words = sum(g.words for g in rest)
         share = 100.0 * words / rollup.total_words if rollup.total_words else 0.0
-        table.add_row(f"+{len(rest)} more groups", str(sum(g.n_allocas for g in rest)),
-                      num(words), f"{share:.1f}")
+        table.add_row(*map(Text, (f"+{len(rest)} more groups",
+                                  str(sum(g.n_allocas for g in rest)), num(words),
+                                  f"{share:.1f}")))
     if rollup.padding_words:
-        table.add_row("(alignment padding)", "", num(rollup.padding_words),
-                      f"{rollup.padding_percent:.1f}")
+        table.add_row(*map(Text, ("(alignment padding)", "", num(rollup.padding_words),
+                                  f"{rollup.padding_percent:.1f}")))
     return Group(heading, fitted(console, table, indent=2))
 
 
