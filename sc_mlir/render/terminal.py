@@ -179,8 +179,8 @@ def with_widths(table: Table, measured: Sequence[Measurement]) -> Table | None:
     depend on the width offered (a cell that is not a str or a Text) or is set by the
     caller."""
     if (table.width is not None or table.min_width is not None or table.expand
-            or table.collapse_padding):
-        return None
+            or table.collapse_padding or not table.show_header):
+        return None  # (`cell_measurements` counts the header, shown or not)
     for column in table.columns:
         if (column.width is not None or column.min_width is not None
                 or column.max_width is not None or column.ratio is not None):

@@ -117,11 +117,15 @@ def tables() -> list[Table]:
     boxed.add_column("name", footer="2 names")
     boxed.add_row(Text("%1"))
     boxed.add_row(Text("%22"))
+    headless = Table(show_header=False, box=None)
+    headless.add_column("a header wider than its cells, not shown")
+    headless.add_row(Text("a"))
+    headless.add_row(Text("b"))
     lines = Table(box=None, show_lines=True)
     lines.add_column("two lines")
     lines.add_row(Text("a\nbb"))
     lines.add_row(Text("ccc"))
-    return [numbers, marked, styled, boxed, lines, *allocation_tables(load(FIXTURES / "sample").records)[:3]]
+    return [numbers, marked, styled, boxed, headless, lines, *allocation_tables(load(FIXTURES / "sample").records)[:3]]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
