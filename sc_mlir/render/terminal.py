@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, cast
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.padding import Padding
-from rich.table import Row, Table
+from rich.table import Table
 from rich.text import Text
 
 from sc_mlir.model.allocation import HEAP, Allocation
@@ -211,10 +211,9 @@ def rows_as_one(table: Table) -> Table | None:
             return None
         joined.append(Text("\n").join(cast("list[Text]", cells)))
     one_row = copy.copy(table)
-    # A Column keeps its cells in `_cells` (a dataclass field, so `replace` takes it).
-    one_row.columns = [dataclasses.replace(column, _cells=[cell])
-                       for column, cell in zip(table.columns, joined, strict=True)]
-    one_row.rows = [Row()]
+    one_row.columns = [column.copy() for column in table.columns]  # without their cells
+    one_row.rows = []
+    one_row.add_row(*joined)
     return one_row
 
 
