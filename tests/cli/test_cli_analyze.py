@@ -409,3 +409,35 @@ def test_a_files_representatives_have_its_facets(tmp_path):
         assert distinct_facets(representatives) == facets_of(records)
         assert list(map(ReportOutline.of, reports)) == list(
             map(ReportOutline.of, reports_of_file(bounds, records)))
+
+
+BRACKETED = """module {
+  func.func @"k[b]x"() {
+    %0 = memref.alloca() : memref<100000xf32, 201> loc(#loc1)
+    %1 = memref.alloca() : memref<50000xf32, 201> loc(#loc2)
+    "test.use"(%0, %1) : (memref<100000xf32, 201>, memref<50000xf32, 201>) -> ()
+    return
+  }
+}
+#loc1 = loc("a[b]c.py":3:4)
+#loc2 = loc("name[red]x"("f[i]le.py":5:6))
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["--group-by", "source"], ["--group-by", "name"]])
+def test_brackets_in_names_and_paths_print_as_written(tmp_path, options):
+    # rich reads `[b]` in a str as markup (bold) and drops it: every text from the dump
+    # must reach the table as written, in the crossing's sentences, its table, the summary
+    # and the roll-ups alike.
+    dump = tmp_path / "m.mlir"
+    dump.write_text(BRACKETED)
+    result = run("analyze", str(dump), *options)
+    assert result.exit_code == 1  # 150,000 words in 201: over the built-in bound
+    out = result.output
+    assert "func k[b]x " in out and "  k[b]x  " in out
+    assert "from f[i]le.py:5:6  (name[red]x)." in out
+    assert "a[b]c.py:3:4 " in out and "f[i]le.py:5:6  (name[red]x) " in out
+    if options == ["--group-by", "source"]:
+        assert "a[b]c.py:3 " in out and "f[i]le.py:5 " in out
+    if options == ["--group-by", "name"]:
+        assert "name[red]x " in out
