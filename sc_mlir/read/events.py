@@ -940,6 +940,8 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
             numbers.extend(map(int, names[bare:]))
         except ValueError:  # `#loc` after numbered ones: out of order
             raise Unvouched("a location table out of order") from None
+        except OverflowError:  # a number no 64-bit int holds: the careful reader reads it
+            raise Unvouched("a location number past 64 bits") from None
         if table_end < block_end or block_end == end:
             break
         block = block_end

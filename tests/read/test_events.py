@@ -260,6 +260,9 @@ def test_location_table_is_read_by_position() -> None:
     'module {\n  %a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<4xf3\n}\n',
     'module {\n// -----\n  %a = memref.alloca() : memref<4xf32>\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32>\n}\n#loc2 = loc("a":1:1)\n#loc1 = loc("b":1:1)\n',
+    # A table number no 64-bit int holds (the table's numbers are an array of them).
+    'module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc1)\n}\n#loc0 = loc("a":1:1)\n'
+    '#loc1 = loc("b":2:2)\n#loc99999999999999999999 = loc("c":3:3)\n',
     'module {\n  %a = memref.alloca() : memref<4xf32>\x00\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32, "\\"">\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32> loc("a\\\\":1:1)\n}\n',
@@ -272,6 +275,18 @@ def test_location_table_is_read_by_position() -> None:
 ])
 def test_shapes_left_to_the_careful_reader(text: str) -> None:
     assert scan_bytes(text.encode()) is None
+
+
+def test_a_location_number_past_64_bits_is_read_carefully(tmp_path) -> None:
+    # The fast reader raised OverflowError on it, and the file was skipped as a bug.
+    path = tmp_path / "big.mlir"
+    path.write_text('module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc1)\n}\n'
+                    '#loc0 = loc("a":1:1)\n#loc1 = loc("b":2:2)\n'
+                    '#loc99999999999999999999 = loc("c":3:3)\n')
+    dump = load(path)
+    assert not dump.diagnostics
+    (record,) = dump.records
+    assert (record.name, record.loc.file, record.loc.line) == ("%a", "b", 2)
 
 
 def test_load_reads_fast_and_alike(tmp_path, monkeypatch) -> None:
