@@ -18,6 +18,7 @@ from sc_mlir.read.allocas import ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
 from sc_mlir.read.lexicon import (
     _HEAD,
+    _MID_OP,
     _constant_value,
     _passes_values_out,
     _results_of,
@@ -409,6 +410,8 @@ _PREFIX_HEAD = re.compile(
     rb"[ \t]*+(?:(" + _RESULTS + rb")[ \t]*=[ \t]*)?(\"[^\"\n]*\"|[A-Za-z_][\w$.]*+)")
 _OPEN_BRACE = ord("{")
 _TERMINATOR_WORDS = (b"yield", b"return", b"condition")
+# Where the careful reader sees a second op start on a line (`lexicon._MID_OP`), in bytes.
+_MID_OP_BYTES = re.compile(_MID_OP.pattern.encode())
 
 
 def _value_name_in_string(raw: bytes) -> bool:
@@ -449,6 +452,10 @@ def _prefix_class(prefix: bytes, no_view_ops: frozenset[bytes]) -> int:
     head = _PREFIX_HEAD.match(prefix)
     if head is None:
         return _NOT_PLAIN_OP
+    if _MID_OP_BYTES.search(prefix, head.end()):
+        # A second op on the line, before the use (`"x.y"() : () -> ()  %v = "x.view"(%a`):
+        # the careful reader counts it and reads what it makes.
+        raise Unvouched("two ops on one line")
     op = head[2]
     bare = op.strip(b'"')
     if bare in _ALLOCATION_OP_NAMES:

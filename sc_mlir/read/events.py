@@ -36,6 +36,7 @@ from sc_mlir.read.lexicon import (
     _DICT_ENTRY,
     _HEAD,
     _MAYBE_REGION_OPEN,
+    _MID_OP,
     _results_of,
 )
 from sc_mlir.read.loc_table import LocationTable
@@ -620,6 +621,8 @@ class _Reader(UseSearch):
         one this reader reads."""
         continues = rest.endswith("{")
         tail = rest[:-1] if continues else rest
+        if _MID_OP.search(tail):  # an op after the region's end, on its line
+            raise Unvouched("an op on the line of a region's end")
         if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
                 or tail.count("[") != tail.count("]") or rest.count('"') % 2):
             raise Unvouched("a region end this reader does not read")
@@ -920,6 +923,10 @@ def consecutive_numbers(first: int, stop: int, bare: bool) -> array[int] | range
     return array("q", (-1,)) + array("q", range(first, stop))
 
 
+# An alias name whose number starts with a zero (`#loc0` alone is number 0).
+_LEADING_ZERO = re.compile(rb"#loc0\d")
+
+
 def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
     """The table's end (where `_loc_table()` stops) and its numbers (checked increasing by
     the caller). Raises Unvouched."""
@@ -933,6 +940,9 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
             raise Unvouched("an allocation op's name in the location table")
         table_end = _loc_table().match(data, block, block_end).end()
         names = _LOC_NAME.findall(data, block - 1, table_end)
+        if _LEADING_ZERO.search(data, block - 1, table_end):
+            # `#loc01` is not `#loc1`: the table's numbers would say it is.
+            raise Unvouched("a location alias numbered with a leading zero")
         bare = 1 if block == body_end and names and names[0] == b"" else 0
         if bare:
             numbers.append(-1)  # `#loc` is number -1

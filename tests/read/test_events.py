@@ -260,6 +260,19 @@ def test_location_table_is_read_by_position() -> None:
     'module {\n  %a = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> memref<4xf3\n}\n',
     'module {\n// -----\n  %a = memref.alloca() : memref<4xf32>\n}\n',
     'module {\n  %a = memref.alloca() : memref<4xf32>\n}\n#loc2 = loc("a":1:1)\n#loc1 = loc("b":1:1)\n',
+    # Found by a fuzz campaign: an op after a region's end on its line, generic and pretty
+    # (the careful reader counts it, and reads the view it makes)...
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n  "scf.if"(%c) ({\n  }) : (i1) -> ()'
+    ' %v = "x.view"(%a) : (memref<4xf32>) -> memref<4xf32>\n  "x.use"(%v) : (memref<4xf32>) -> ()\n}\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n  scf.if %c {\n    "x.y"() : () -> ()\n'
+    '  } "x.use"(%a) : (memref<4xf32>) -> ()\n}\n',
+    # ...two ops on a line, the second using an alloca...
+    'module {\n  %a = memref.alloca() : memref<4xf32>\n  "x.y"() : () -> ()  %v = "x.view"(%a)'
+    ' : (memref<4xf32>) -> memref<4xf32>\n  "x.use"(%v) : (memref<4xf32>) -> ()\n}\n',
+    # ...and alias numbers with a leading zero (`#loc01` is not `#loc1`).
+    'module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc01)\n}\n#loc01 = loc("a":1:1)\n',
+    'module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc1)\n}\n#loc = loc("a":1:1)\n'
+    '#loc00 = loc("b":1:1)\n#loc1 = loc("c":1:1)\n',
     # A table number no 64-bit int holds (the table's numbers are an array of them).
     'module {\n  %a = memref.alloca() : memref<4xf32> loc(#loc1)\n}\n#loc0 = loc("a":1:1)\n'
     '#loc1 = loc("b":2:2)\n#loc99999999999999999999 = loc("c":3:3)\n',
