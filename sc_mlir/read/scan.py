@@ -53,6 +53,7 @@ from sc_mlir.read.lexicon import (
     _MAX_NOTES_PER_KIND,
     _MAX_ODD_LINE_NOTES,
     _MAYBE_REGION_OPEN,
+    _MID_OP,
     _NOTE_DETAILS,
     _ODD_CHARACTER,
     _SIMPLE_LINE,
@@ -110,6 +111,15 @@ __all__ = [
     "scan_lines",
     "scan_text",
 ]
+
+
+
+def _second_op_may_start(raw: str, name_end: int) -> bool:
+    """Whether a line read as one plain op may hold a second op after it, written with
+    results (`%c = arith.constant 0 : index %v = memref.subview %a...`): the slow path then
+    splits the line where `_MID_OP` says (a second op without results brings a `"` or an
+    alloca, which already send the line there)."""
+    return raw.find(" = ", name_end) >= 0 and _MID_OP.search(raw, name_end) is not None
 
 
 class Scanner(HeldLines, RegionTracking, OpReading, ValueTracking, AllocaCapture,
@@ -194,7 +204,8 @@ class Scanner(HeldLines, RegionTracking, OpReading, ValueTracking, AllocaCapture
                 if (raw.count("(") != raw.count(")")
                         or ("[" in raw and raw.count("[") != raw.count("]"))
                         or (name[0] != '"' and simple.group(1) is None
-                            and name in continuation)):
+                            and name in continuation)
+                        or _second_op_may_start(raw, simple.end(2))):
                     slow(raw)
                 elif may_allocate(raw):
                     self.raw = raw
@@ -273,7 +284,8 @@ class Scanner(HeldLines, RegionTracking, OpReading, ValueTracking, AllocaCapture
             if quotes and not (quotes == 2 and name[0] == '"'):
                 slow(raw)  # strings besides the op name: let the slow path blank them
                 continue
-            if first != "%" and first != '"' and name in continuation:
+            if ((first != "%" and first != '"' and name in continuation)
+                    or _second_op_may_start(raw, head.end(2))):
                 slow(raw)
                 continue
             self.raw = raw

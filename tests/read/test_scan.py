@@ -393,3 +393,30 @@ def test_an_op_whose_attribute_dict_goes_on_to_the_next_line_is_still_an_op():
     assert scan.diagnostics == []
     assert [(a.line, a.col, a.syntax.alignment) for a in scan.allocas if a.syntax] == [(2, 8, 64)]
     assert scan.ops == 4  # func, %a, %b, return
+
+
+TWO_OPS_APART = """module {
+  func.func @f() {
+    %a = memref.alloca() : memref<1024xf32, 201>
+    %c = arith.constant 0 : index
+    %v = memref.subview %a[0] [1024] [1] : memref<1024xf32, 201> to memref<1024xf32, 201>
+    %b = memref.alloca() : memref<1024xf32, 201>
+    "x.use"(%v, %b) : (memref<1024xf32, 201>, memref<1024xf32, 201>) -> ()
+    return
+  }
+}
+"""
+
+
+def test_a_second_op_with_results_on_a_line_is_read_as_on_its_own():
+    # Found by a fuzz campaign: the plain-line path read `%c = ... : index %v = memref.
+    # subview %a...` as one op, so the view of %a was lost and %a died at the subview.
+    together = TWO_OPS_APART.replace(" : index\n    %v = ", " : index %v = ")
+    assert together.count("\n") == TWO_OPS_APART.count("\n") - 1
+
+    def points(text: str) -> list[tuple[str, int, int]]:
+        records, _ = build_allocations(scan_text(text))
+        return [(r.name, r.order, r.live_end) for r in records]
+
+    assert points(together) == points(TWO_OPS_APART) == [("%a", 3, 7), ("%b", 6, 7)]
+    assert scan_text(together).ops == scan_text(TWO_OPS_APART).ops
