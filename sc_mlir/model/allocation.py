@@ -390,7 +390,6 @@ class _Nest(NamedTuple):
 _Facts = tuple[str, MemRefType, int | None, Space, int | None, str, str]
 
 
-
 class _SharedFacts(NamedTuple):
     """What the bodies of one fast reader's spans mean under one core type and settings."""
 

@@ -113,7 +113,6 @@ __all__ = [
 ]
 
 
-
 def _second_op_may_start(raw: str, name_end: int) -> bool:
     """Whether a line read as one plain op may hold a second op after it, written with
     results (`%c = arith.constant 0 : index %v = memref.subview %a...`): the slow path then

@@ -415,8 +415,7 @@ def test_a_second_op_with_results_on_a_line_is_read_as_on_its_own():
     assert together.count("\n") == TWO_OPS_APART.count("\n") - 1
 
     def points(text: str) -> list[tuple[str, int, int]]:
-        records, _ = build_allocations(scan_text(text))
-        return [(r.name, r.order, r.live_end) for r in records]
+        return [(r.name, r.order, r.live_end) for r in table(text)[0]]
 
     assert points(together) == points(TWO_OPS_APART) == [("%a", 3, 7), ("%b", 6, 7)]
     assert scan_text(together).ops == scan_text(TWO_OPS_APART).ops
