@@ -95,7 +95,9 @@ class OpReading:
         while first < end and raw[first] in " \t":
             first += 1
         blanked = False
-        for m in _MID_OP.finditer(raw, first + 1, end):
+        # After a region's `}`, an op may start at the text's first character
+        # (`} %v = "x.view"(%a)`): nothing of the closed op's comes before it.
+        for m in _MID_OP.finditer(raw, first if after_close else first + 1, end):
             at = m.start()
             if not blanked and '"' in raw:
                 # `code_of` keeps strings that hide no brace or comment: blank them all

@@ -419,3 +419,29 @@ def test_a_second_op_with_results_on_a_line_is_read_as_on_its_own():
 
     assert points(together) == points(TWO_OPS_APART) == [("%a", 3, 7), ("%b", 6, 7)]
     assert scan_text(together).ops == scan_text(TWO_OPS_APART).ops
+
+
+def test_an_op_right_after_a_region_end_is_read_as_on_its_own():
+    # Found by a fuzz campaign: after a pretty region's `}`, an op at the text's start was
+    # taken for the region op's trailer, so the view it makes of %a was lost and %a died
+    # at the region's end (point 5, not 8). The fast reader declines such lines.
+    apart = """func.func @f() {
+  %a = memref.alloca() : memref<16xf32>
+  scf.if %c {
+    "x.op"() : () -> ()
+  }
+  %v = "x.view"(%a) : (memref<16xf32>) -> memref<16xf32>
+  "x.other"() : () -> ()
+  "x.use"(%v) : (memref<16xf32>) -> ()
+  return
+}
+"""
+    together = apart.replace("  }\n  %v = ", "  } %v = ")
+    assert together.count("\n") == apart.count("\n") - 1
+    assert live(apart)["%a"] == (2, 7)
+    assert live(together)["%a"] == (2, 7)
+    assert scan_text(together).ops == scan_text(apart).ops
+    # An op without results after the `}`: its use of %a is its own, not the region op's.
+    plain = together.replace('%v = "x.view"(%a) : (memref<16xf32>) -> memref<16xf32>',
+                             '"x.use"(%a) : (memref<16xf32>) -> ()')
+    assert live(plain)["%a"] == (2, 5)
