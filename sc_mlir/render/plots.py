@@ -11,7 +11,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.report import PlacedAlloca, SpaceReport
-from sc_mlir.support.numbers import ABSENT, num
+from sc_mlir.support.numbers import ABSENT, num, num_short
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -55,7 +55,7 @@ def _figure(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
 
 def _label(placed: PlacedAlloca) -> str:
     where = placed.record.loc.short()
-    return f"{placed.name} {placed.words:,}w" + (f"\n{where}" if where else "")
+    return f"{placed.name} {num_short(placed.words)}w" + (f"\n{where}" if where else "")
 
 
 def plot_stack(report: SpaceReport, ax: Axes | None = None, labels: int = 12) -> Figure:
@@ -97,14 +97,15 @@ def plot_stack(report: SpaceReport, ax: Axes | None = None, labels: int = 12) ->
     if report.bound_words is not None:
         ax.axhline(report.bound_words, color=BOUND, linestyle="--", linewidth=1.2)
         taken.append(_place(ax, ax.annotate(
-            f"bound {report.bound_words:,} words", (0, report.bound_words),
+            f"bound {num_short(report.bound_words)} words", (0, report.bound_words),
             xycoords=("axes fraction", "data"), xytext=(3, 3), textcoords="offset points",
             color=BOUND, fontsize=8)))
     if crossing is not None and report.crossing is not None:
         c = report.crossing
         where = crossing.record.loc.short() or f"line {crossing.record.line}"
         taken.append(_place(ax, ax.annotate(
-            f"{crossing.name} crosses: {c.offset_upper_bound_words:,} > {c.bound_words:,}\n"
+            f"{crossing.name} crosses: {num_short(c.offset_upper_bound_words)} > "
+            f"{num_short(c.bound_words)}\n"
             f"{where}", (crossing.record.order, crossing.upper_bound), xytext=(10, 12),
             textcoords="offset points", color=CROSSING, fontsize=9, weight="bold",
             arrowprops={"arrowstyle": "->", "color": CROSSING})))
@@ -204,12 +205,12 @@ def plot_contributors(report: SpaceReport, ax: Axes | None = None, top: int = 15
     running = 0
     for i, w in enumerate(words):
         running += w
-        ax.annotate(f"{w:,}  ({100 * running / total:.0f}% cum.)", (float(w), i), xytext=(3, 0),
-                    textcoords="offset points", va="center", fontsize=7)
+        ax.annotate(f"{num_short(w)}  ({100 * running / total:.0f}% cum.)", (float(w), i),
+                    xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
     ax.set_xlim(0, float(max(words or [1])) * 1.35)
     ax.set_xlabel("words")
     ax.set_title(f"{report.func}: space {report.space_label}\nallocas on the stack {when} "
-                 f"({total:,} words), largest first", fontsize=10, loc="left")
+                 f"({num_short(total)} words), largest first", fontsize=10, loc="left")
     if point is not None:
         from matplotlib.patches import Patch
 
@@ -248,18 +249,19 @@ def plot_groups(report: SpaceReport, rollup: Rollup, ax: Axes | None = None, top
     total = rollup.total_words
     for i, w in enumerate(words):
         share = f"{100 * w / total:.1f}%" if total else "-"
-        ax.annotate(f"{w:,}  ({share})", (float(w), i), xytext=(3, 0),
+        ax.annotate(f"{num_short(w)}  ({share})", (float(w), i), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=7)
     ax.set_xlim(0, float(max(words or [1])) * 1.35)
     ax.set_xlabel("words")
     if report.bound_words is not None:
         over = total - report.bound_words
-        bound_note = (f"; {over:,} words over the bound of {report.bound_words:,}" if over > 0
-                      else f"; bound {report.bound_words:,}")
+        bound_note = (f"; {num_short(over)} words over the bound of "
+                      f"{num_short(report.bound_words)}" if over > 0
+                      else f"; bound {num_short(report.bound_words)}")
     else:
         bound_note = ""
     ax.set_title(f"{report.func}: space {report.space_label}\nwho holds the stack peak "
-                 f"({total:,} words{bound_note}), by {rollup.by}", fontsize=10, loc="left")
+                 f"({num_short(total)} words{bound_note}), by {rollup.by}", fontsize=10, loc="left")
     return figure
 
 
@@ -281,8 +283,8 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
         if bound:
             left.plot([bound, bound], [i - 0.45, i + 0.45], color=BOUND, linestyle="--")
         if c.delta_words:
-            left.annotate(f"{c.delta_words:+,}", (max(before[i], after[i]), i), xytext=(3, 0),
-                          textcoords="offset points", va="center", fontsize=7,
+            left.annotate(num_short(c.delta_words, signed=True), (max(before[i], after[i]), i),
+                          xytext=(3, 0), textcoords="offset points", va="center", fontsize=7,
                           color=GROW if c.delta_words > 0 else SHRINK)
     left.set_yticks(y, labels, fontsize=7)
     left.invert_yaxis()
@@ -309,7 +311,7 @@ def plot_diff(result: DiffResult, top: int = 12) -> Figure:
     right.barh(yy, _floats(deltas), color=[GROW if d > 0 else SHRINK for d in deltas])
     right.axvline(0, color="black", linewidth=0.8)
     for i, d in enumerate(deltas):
-        right.annotate(f"{d:+,}", (d, i), xytext=(3 if d >= 0 else -3, 0),
+        right.annotate(num_short(d, signed=True), (d, i), xytext=(3 if d >= 0 else -3, 0),
                        textcoords="offset points", ha="left" if d >= 0 else "right",
                        va="center", fontsize=7)
     lowest, highest = min([0, *deltas]), max([0, *deltas])

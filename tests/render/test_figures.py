@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import warnings
 
 import pytest
 from conftest import FIXTURES
@@ -120,3 +121,22 @@ def test_legends_count_in_good_grammar(tmp_path):
         assert len([t for t in texts(figure) if t.startswith("%a")]) == labels
         legend = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
         assert [t for t in legend if "not labelled" in t] == [expected]
+
+
+def test_counts_too_long_for_a_label_are_printed_short(tmp_path):
+    # 30 dims of 10^9 f32: 10^270 words. Printed whole, its label (a 360-character count)
+    # left no room for the axes: matplotlib warned on the user's terminal and laid nothing
+    # out. Labels and titles print it as 1.00e270, and the layout holds.
+    huge = "memref<" + "1000000000x" * 30 + "f32, 201>"
+    text = ("func.func @f() {\n  %a = memref.alloca() : memref<64xf32, 201>\n"
+            f"  %b = memref.alloca() : {huge}\n  return\n}}\n")
+    path = tmp_path / "huge.mlir"
+    path.write_text(text)
+    analysis = sc_mlir.load(path).analyze()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stack, bars = analysis.plot_stack("f", 201), analysis.plot_contributors("f", 201)
+        figure_png(stack), figure_png(bars)
+    assert any(t.startswith("%b crosses: 1.00e270 > 131,071") for t in texts(stack))
+    assert any(t.startswith("1.00e270  (") for t in texts(bars))
+    assert "(1.00e270 words)" in bars.axes[0].get_title(loc="left")
