@@ -32,11 +32,13 @@ from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
 from sc_mlir.read.event_uses import UseSearch
 from sc_mlir.read.lexicon import (
+    _BARE_OP,
     _CONTINUATION_WORDS,
     _DICT_ENTRY,
     _HEAD,
     _MAYBE_REGION_OPEN,
     _MID_OP,
+    _QUOTED,
     _results_of,
 )
 from sc_mlir.read.loc_table import LocationTable
@@ -382,9 +384,14 @@ class _Reader(UseSearch):
                    for m in _ALLOCATION_OP_AT.finditer(data, start, end)]
         # The `{`s a dict entry, a blank line or a comment follows (most files have none)
         # are kept for `_check_after_opens`, which looks at no other.
+        # The same search finds a `{` inside a line that starts no attribute dict (most
+        # files have none), which `_check_after_opens` declines outside comments.
         add_event = events.append
         opens_followed: list[re.Match[bytes]] = []
         for m in _REGION_OPEN.finditer(data, start, end):
+            if m.lastindex == _INSIDE_LINE:
+                opens_followed.append(m)
+                continue
             add_event((m.start() << 3) | 3)
             if m.lastindex:
                 opens_followed.append(m)
@@ -589,14 +596,22 @@ class _Reader(UseSearch):
     def _check_after_opens(self, opens_followed: list[re.Match[bytes]]) -> None:
         """Raises Unvouched where a `{` that ends a line, not in a comment, starts an
         attribute dict over several lines rather than a region: a dict entry follows it,
-        or a blank line or a comment, then a dict entry. `opens_followed`: the matches of
-        `_REGION_OPEN` whose `_AFTER_OPEN` matched (most files have none)."""
+        or a blank line or a comment, then a dict entry; and where a `{` inside a line,
+        not in a comment, starts no attribute dict (`"tpu.region"() ({ memref.store ...`:
+        a region, whose ops this reader would read as one). `opens_followed`: the matches
+        of `_REGION_OPEN` whose `_AFTER_OPEN` matched or which are inside a line (most
+        files have none)."""
         data = self.data
         comment_starts = set(self.comment_lines)
         for after in opens_followed:
             offset = after.start()
-            if data.rfind(b"\n", 0, offset) + 1 in comment_starts:
+            line_start = data.rfind(b"\n", 0, offset) + 1
+            if line_start in comment_starts:
                 continue  # a `{` in a comment
+            if after.lastindex == _INSIDE_LINE:
+                if data.count(b'"', line_start, offset) % 2:
+                    continue  # in a string (which holds no escaped quote: `read` checked)
+                raise Unvouched("a region opened inside a line")
             if after.group(1) is None or _DICT_ENTRY.match(self._next_code_line(offset + 2)):
                 raise Unvouched("an attribute dict over several lines")
 
@@ -621,7 +636,8 @@ class _Reader(UseSearch):
         one this reader reads."""
         continues = rest.endswith("{")
         tail = rest[:-1] if continues else rest
-        if _MID_OP.search(tail):  # an op after the region's end, on its line
+        if _MID_OP.search(tail) or _BARE_OP.search(_QUOTED.sub('""', tail)):
+            # An op after the region's end, on its line (`} memref.store %f, %a[%i] ...`).
             raise Unvouched("an op on the line of a region's end")
         if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
                 or tail.count("[") != tail.count("]") or rest.count('"') % 2):
@@ -964,8 +980,14 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
 _AFTER_OPEN = re.compile(rb'[ \t]*+(?:(\n|//)|(?:[A-Za-z_][\w$.\-]*|"[^"\n]*")[ \t]*[=,])')
 # A `{` ending a line (an event: a region opens), and whether `_AFTER_OPEN` matches after
 # it (group 2 matched; group 1 as in `_AFTER_OPEN`): a region's `{` need not be one, and one
-# search finds both.
-_REGION_OPEN = re.compile(rb"\{\n(?:(?=" + _AFTER_OPEN.pattern + rb")())?")
+# search finds both. Or (group 3, `_INSIDE_LINE`) a `{` inside a line that no dict entry or
+# `}` follows and no `<` precedes (`lexicon._MAYBE_REGION_OPEN`): a region's, most likely.
+# (The pattern starts with its literal `{`, which the engine finds fast; a lookbehind first
+# would have it try every byte.)
+_REGION_OPEN = re.compile(
+    rb"\{(?:\n(?:(?=" + _AFTER_OPEN.pattern + rb")())?"
+    rb'|(?<!<\{)(?![ \t]*+(?:[\w$.\-]++|"[^"\n]*+")[ \t]*+[=,}])())')
+_INSIDE_LINE = 3
 # An alias location at the end of a line, and a `{` (lines of what follows `}`s).
 _ALIAS_AT_LINE_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)$", re.MULTILINE)
 _BRACE_AT_LINE_END = re.compile(r"\{$", re.MULTILINE)

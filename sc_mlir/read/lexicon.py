@@ -89,6 +89,25 @@ _OPEN_ENDINGS = frozenset(":=, \t")
 _MID_OP = re.compile(r'(?<=[ \t)\]>}])(?:%[\w$.\-]++(?::\d++)?+[ \t]*+=[ \t]*+'
                      r'(?:"[\w$.\-]++"|[A-Za-z_][\w$]*+\.[\w$.]++)|"[\w$.\-]++"[ \t]*+\(|'
                      r'memref\.alloca[ \t]*+\()')
+# Where a second op written without results may start on a line, after a blank or a
+# closing bracket: a dialect op's name (`... -> () memref.store %f, %a[%i]`) or `return`,
+# not an attribute's name (`=` follows it). (Types and attributes print their dialect's
+# names after `!` or `#`, symbols after `@`.) `_op_starts` looks for both patterns.
+_MID_BARE_OP = re.compile(r"(?<=[ \t)\]>}])(?:[A-Za-z_][\w$]*+\.[\w$.]++|return)(?![\w$.])"
+                          r"(?![ \t]*+=)")
+_MID_OP_OR_BARE = re.compile(_MID_OP.pattern + "|" + _MID_BARE_OP.pattern)
+# `_MID_BARE_OP` with the blank or bracket before it matched, not looked behind at: a
+# pattern that starts with a set of characters is searched for them, not tried at every
+# one (the careful reader asks it of every plain line that holds a `.` after its op).
+_BARE_OP_AFTER = re.compile(r"[ \t)\]>}](?:[A-Za-z_][\w$]*+\.[\w$.]++|return)(?![\w$.])"
+                            r"(?![ \t]*+=)")
+# The name of an op written without results where an op's text could not go on (after a
+# region's `}`, or after a whole op on its line): a dialect op's, or `return`; not an
+# attribute's name (`=` follows it) nor part of a type, an attribute or a string (`!`, `#`,
+# `@`, `"`, `/` or a word character before it). Searched with strings blanked (`_QUOTED`).
+_BARE_OP = re.compile(r'(?<![\w$.#!@%^<"/])(?:[A-Za-z_][\w$]*+\.[\w$.]++|return)(?![\w$.])'
+                      r"(?![ \t]*+=)")
+_QUOTED = re.compile(r'"[^"\n]*+"')
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
 # character); batches with trailing blanks are read line by line instead.

@@ -10,7 +10,7 @@ from sc_mlir.read.lexicon import (
     _CONTINUATION_WORDS,
     _HEAD,
     _MAX_HEADER_LINES,
-    _MID_OP,
+    _MID_OP_OR_BARE,
     _NEW_OP,
     _OP_AFTER_CLOSE,
     _OP_LINE_START,
@@ -81,23 +81,28 @@ class OpReading:
     def _op_starts(self, code: str, start: int, end: int, open_before: int,
                    after_close: bool = False) -> list[int]:
         """Where further ops start in code[start:end], after the text of the one going
-        on: a `_MID_OP` match where the brackets opened since then are all closed. After
-        a region's `}`, an op name (`}  func.func @g() {`) starts one too."""
+        on: a `_MID_OP` or `_MID_BARE_OP` match (a result list's first name, for a later
+        one) where the brackets opened since then are all closed. After a region's `}`, an
+        op name (`}  func.func @g() {`) starts one too."""
         found: list[int] = []
         raw = self.raw
-        if after_close:
-            m = _OP_AFTER_CLOSE.match(code, start, end)
-            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
-                return [m.start(1)]
         after = start
         depth = open_before
         first = start
         while first < end and raw[first] in " \t":
             first += 1
-        blanked = False
         # After a region's `}`, an op may start at the text's first character
         # (`} %v = "x.view"(%a)`): nothing of the closed op's comes before it.
-        for m in _MID_OP.finditer(raw, first if after_close else first + 1, end):
+        search_from = first if after_close else first + 1
+        if after_close:
+            m = _OP_AFTER_CLOSE.match(code, start, end)
+            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
+                # `}  func.func @g() {`: an op, and the ops after it on the line are
+                # looked for as after any op's start.
+                found.append(m.start(1))
+                after, depth, search_from = m.start(1), 0, m.end(1)
+        blanked = False
+        for m in _MID_OP_OR_BARE.finditer(raw, search_from, end):
             at = m.start()
             if not blanked and '"' in raw:
                 # `code_of` keeps strings that hide no brace or comment: blank them all
@@ -119,7 +124,11 @@ class OpReading:
                 if raw[before] == "=":
                     continue  # the name of the op whose results precede it
             elif raw[before] == ",":
-                continue  # `%a, %b = op`: a later name of the same op's result list
+                # `%p, %q = op`: a later name of a result list, whose first name starts
+                # the op (unless the list is the results of the op going on).
+                at = _result_list_start(raw, start, before)
+                if at < search_from:
+                    continue
             depth += bracket_balance(code[after:at])
             after = at
             if depth <= 0:
@@ -222,3 +231,27 @@ class OpReading:
                 self._extend(frame.pending)
                 frame.pending = None
             region.cur_frame = None
+
+
+def _result_list_start(raw: str, start: int, comma: int) -> int:
+    """Where the result list that has a `,` at `comma` starts (its first `%`), walking back
+    over `%name` and `%name:N` items and the commas between them; -1 when what comes
+    before the comma is no such list whose first name follows a blank or a closing
+    bracket (an operand list, `(%a, %q = ...`, is none)."""
+    at = comma
+    while True:
+        at -= 1
+        while at > start and raw[at] in " \t":
+            at -= 1
+        end = at + 1
+        while at > start and (raw[at].isalnum() or raw[at] in "_$.-:"):
+            at -= 1
+        if raw[at] != "%" or end - at < 2:
+            return -1
+        name_start = at
+        at -= 1
+        while at > start and raw[at] in " \t":
+            at -= 1
+        if at >= start and raw[at] == ",":
+            continue
+        return name_start if at < start or raw[name_start - 1] in " \t)]>}" else -1

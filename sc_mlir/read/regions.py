@@ -12,6 +12,7 @@ from sc_mlir.read.lexicon import (
     _CONTINUATION_WORDS,
     _DICT_AFTER_BRACE,
     _DICT_ENTRY,
+    _MID_OP_OR_BARE,
     _MISSING,
     _OP_AFTER_CLOSE,
     _results_of,
@@ -154,9 +155,11 @@ class RegionTracking:
         trailer = raw[at + 1 :]
         if trailer.strip():
             m = _OP_AFTER_CLOSE.match(raw, at + 1)
-            if m is not None and m.group(1) not in _CONTINUATION_WORDS:
-                # `}  func.func @g() {`: the trailer is the next op (no strings or
-                # comments on this line: the raw text is its code)
+            if (m is not None and m.group(1) not in _CONTINUATION_WORDS) or (
+                    _MID_OP_OR_BARE.search(raw, at + 1)):
+                # `}  func.func @g() {`, `} %v = memref.cast %a ...`, `} return`: an op
+                # starts on the line, read as a line's ops are (no strings or comments on
+                # this line: the raw text is its code)
                 self.nesting_before_line = self.nesting
                 self._segment(raw, at + 1, len(raw), after_close=True)
                 return

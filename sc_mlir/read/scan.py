@@ -48,6 +48,7 @@ from sc_mlir.read.allocas import (
 )
 from sc_mlir.read.lexicon import (
     _ALIAS_BATCH,
+    _BARE_OP_AFTER,
     _CONTINUATION_WORDS,
     _HEAD,
     _MAX_NOTES_PER_KIND,
@@ -115,10 +116,13 @@ __all__ = [
 
 def _second_op_may_start(raw: str, name_end: int) -> bool:
     """Whether a line read as one plain op may hold a second op after it, written with
-    results (`%c = arith.constant 0 : index %v = memref.subview %a...`): the slow path then
-    splits the line where `_MID_OP` says (a second op without results brings a `"` or an
-    alloca, which already send the line there)."""
-    return raw.find(" = ", name_end) >= 0 and _MID_OP.search(raw, name_end) is not None
+    results (`%c = arith.constant 0 : index %v = memref.subview %a...`) or without
+    (`... : index memref.store %f, %a[%i]`, `... return`): the slow path then splits the
+    line where `_MID_OP` and `_MID_BARE_OP` say (a generic op without results brings a `"`
+    or an alloca, which already send the line there)."""
+    return ((raw.find(" = ", name_end) >= 0 and _MID_OP.search(raw, name_end) is not None)
+            or ((raw.find(".", name_end) >= 0 or raw.find("return", name_end) >= 0)
+                and _BARE_OP_AFTER.search(raw, name_end) is not None))
 
 
 class Scanner(HeldLines, RegionTracking, OpReading, ValueTracking, AllocaCapture,
