@@ -47,8 +47,12 @@ class OpReading:
         if not continuing:
             first = text.lstrip()[0]
             if first == "^":
-                self._block_label(text, start, end)
-                self._count_nesting(text)
+                label_end = _label_end(code, start, end)
+                self._block_label(code[start:label_end], start, label_end)
+                self._count_nesting(code[start:label_end])
+                if label_end < end:
+                    # `^bb0(%i: index): %v = "x.view"(%a)`: ops after the label.
+                    self._segment(code, label_end, end, after_close=False)
                 return
             if first not in '%"' and not (first.isalpha() or first == "_"):
                 continuing = True
@@ -255,3 +259,24 @@ def _result_list_start(raw: str, start: int, comma: int) -> int:
         if at >= start and raw[at] == ",":
             continue
         return name_start if at < start or raw[name_start - 1] in " \t)]>}" else -1
+
+
+def _label_end(code: str, start: int, end: int) -> int:
+    """Where a block label that starts code[start:end] ends: past the `:` after its name
+    and its argument list (whose types may hold brackets), else `end`."""
+    at = code.index("^", start) + 1
+    while at < end and (code[at].isalnum() or code[at] in "_$.-"):
+        at += 1
+    if at < end and code[at] == "(":
+        depth = 0
+        while at < end:
+            char = code[at]
+            depth += (char in "([<{") - (char in ")]}" or (char == ">" and code[at - 1] != "-"))
+            at += 1
+            if depth == 0:
+                break
+    while at < end and code[at] in " \t":
+        at += 1
+    if at < end and code[at] == ":":
+        return at + 1
+    return end

@@ -64,6 +64,16 @@ CASES = {
     "region opened inside a line": (
         HEAD + '    "tpu.region"() ({ ' + STORE + '\n      "tpu.yield"() : () -> () })'
         " : () -> ()" + OP + TAIL, 10, [(5, 7)]),
+    # A block label sharing its line with its region's `{` or with an op: the ops after
+    # it lost their program points and uses.
+    "region's brace then label": (
+        HEAD + '    "scf.for"(%c0, %n, %n) ({ ^bb0(%i: index):\n      "x.use"(%a) : '
+        '(memref<16xf32>) -> ()\n      "scf.yield"() : () -> ()\n    }) : (index, index, '
+        "index) -> ()\n" + TAIL, 9, [(5, 8)]),
+    "label then op": (
+        HEAD + '    "scf.for"(%c0, %n, %n) ({\n    ^bb0(%i: index): %v = "x.view"(%a) : '
+        '(memref<16xf32>) -> memref<?xf32>\n      "x.op"() : () -> ()\n      "scf.yield"() : '
+        "() -> ()\n    }) : (index, index, index) -> ()\n" + TAIL, 10, [(5, 9)]),
     "close then yield of %a": (
         HEAD + "    %r = scf.if %c -> (memref<16xf32>) {\n"
         '      %s = "x.src"() : () -> memref<16xf32>\n      scf.if %c {\n        scf.yield\n'
@@ -154,3 +164,4 @@ def mlir_answer(text: str) -> tuple[int, list[tuple[int, int]]]:
                 for result in parents[-1][0].results:  # type: ignore[attr-defined]
                     derived[result] = derived.get(result, set()) | ids
     return count, sorted((a, max([a, *u])) for a, u in uses.items())
+
