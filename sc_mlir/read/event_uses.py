@@ -20,10 +20,10 @@ from sc_mlir.read.lexicon import (
     _BARE_OP,
     _HEAD,
     _MID_OP,
-    _QUOTED,
     _constant_value,
     _passes_values_out,
     _results_of,
+    outside_strings_and_dicts,
 )
 from sc_mlir.read.records import OpFrame, RawAlloca
 from sc_mlir.read.scan import Scanner
@@ -414,10 +414,6 @@ _OPEN_BRACE = ord("{")
 _TERMINATOR_WORDS = (b"yield", b"return", b"condition")
 # Where the careful reader sees a second op start on a line (`lexicon._MID_OP`), in bytes.
 _MID_OP_BYTES = re.compile(_MID_OP.pattern.encode())
-# A second op without results (`"x.y"() : () -> () memref.store %f, %a[...]`), strings
-# blanked: `lexicon._BARE_OP` and `_QUOTED`, in bytes.
-_BARE_OP_BYTES = re.compile(_BARE_OP.pattern.encode())
-_QUOTED_BYTES = re.compile(_QUOTED.pattern.encode())
 
 
 def _value_name_in_string(raw: bytes) -> bool:
@@ -458,8 +454,8 @@ def _prefix_class(prefix: bytes, no_view_ops: frozenset[bytes]) -> int:
     head = _PREFIX_HEAD.match(prefix)
     if head is None:
         return _NOT_PLAIN_OP
-    if _MID_OP_BYTES.search(prefix, head.end()) or _BARE_OP_BYTES.search(
-            _QUOTED_BYTES.sub(b'""', prefix[head.end():])):
+    if _MID_OP_BYTES.search(prefix, head.end()) or _BARE_OP.search(
+            outside_strings_and_dicts(prefix[head.end():].decode())):
         # A second op on the line, before the use (`"x.y"() : () -> ()  %v = "x.view"(%a`,
         # `... -> () memref.store %f, %a`): the careful reader counts it and reads what it
         # makes.

@@ -38,8 +38,8 @@ from sc_mlir.read.lexicon import (
     _HEAD,
     _MAYBE_REGION_OPEN,
     _MID_OP,
-    _QUOTED,
     _results_of,
+    outside_strings_and_dicts,
 )
 from sc_mlir.read.loc_table import LocationTable
 from sc_mlir.read.progress import BytesRead
@@ -636,7 +636,7 @@ class _Reader(UseSearch):
         one this reader reads."""
         continues = rest.endswith("{")
         tail = rest[:-1] if continues else rest
-        if _MID_OP.search(tail) or _BARE_OP.search(_QUOTED.sub('""', tail)):
+        if _MID_OP.search(tail) or _BARE_OP.search(outside_strings_and_dicts(tail)):
             # An op after the region's end, on its line (`} memref.store %f, %a[%i] ...`).
             raise Unvouched("an op on the line of a region's end")
         if (_MAYBE_REGION_OPEN.search(tail) or tail.count("{") != tail.count("}")
@@ -664,6 +664,11 @@ class _Reader(UseSearch):
         if (name[0] != '"' and head.group(1) is None and name in _CONTINUATION_WORDS) or (
                 "%" in "".join(text.split('"')[1::2])):  # a value name in a string
             raise Unvouched("an op this reader does not read")
+        if _MID_OP.search(text, head.end()) or _BARE_OP.search(
+                outside_strings_and_dicts(text[head.end():])):
+            # `%k = "x.val"() : () -> i32 %r = "x.region"() ({`: the region is the second
+            # op's, which the careful reader counts.
+            raise Unvouched("two ops on one line")
         stripped = text.rstrip()
         generic = stripped.endswith("({")
         before_brace = stripped[:-1]

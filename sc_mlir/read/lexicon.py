@@ -108,6 +108,26 @@ _BARE_OP_AFTER = re.compile(r"[ \t)\]>}](?:[A-Za-z_][\w$]*+\.[\w$.]++|return)(?!
 _BARE_OP = re.compile(r'(?<![\w$.#!@%^<"/])(?:[A-Za-z_][\w$]*+\.[\w$.]++|return)(?![\w$.])'
                       r"(?![ \t]*+=)")
 _QUOTED = re.compile(r'"[^"\n]*+"')
+_DICT = re.compile(r"\{[^{}\n]*+\}")
+
+
+def outside_strings_and_dicts(text: str) -> str:
+    """`text` with its strings and its `{...}` dicts (nested ones too) emptied: where
+    `_BARE_OP` looks for an op's name (a unit attribute, `{llvm.emit_c_interface}`, is
+    none).
+
+    >>> outside_strings_and_dicts('x.a() {a = [{b.c}], d.e} : () -> () loc("f.py":1:2) y.b')
+    'x.a() {} : () -> () loc("":1:2) y.b'
+    """
+    text = _QUOTED.sub('""', text)
+    while "{" in text:
+        emptied = _DICT.sub("{}", text)
+        if emptied == text:
+            break
+        text = emptied.replace("{}", "\x00")
+    return text.replace("\x00", "{}")
+
+
 _ALIAS_DEF = re.compile(r"[ \t]*([#!][\w$.\-]+)[ \t]*=[ \t]*")
 # Greedy on purpose (a lazy value followed by optional blanks backtracks at every
 # character); batches with trailing blanks are read line by line instead.

@@ -74,6 +74,12 @@ CASES = {
         HEAD + '    "scf.for"(%c0, %n, %n) ({\n    ^bb0(%i: index): %v = "x.view"(%a) : '
         '(memref<16xf32>) -> memref<?xf32>\n      "x.op"() : () -> ()\n      "scf.yield"() : '
         "() -> ()\n    }) : (index, index, index) -> ()\n" + TAIL, 10, [(5, 9)]),
+    # A region op after another op on its line: the fast reader took the region for the
+    # first op's, a loop, and %a lived to the region's end.
+    "op then region op": (
+        HEAD + '    "x.op"() : () -> () "tpu.region"() ({\n      "x.use"(%a) : '
+        '(memref<16xf32>) -> ()\n      "tpu.yield"() : () -> ()\n    }) : () -> ()' + OP
+        + TAIL, 11, [(5, 8)]),
     "close then yield of %a": (
         HEAD + "    %r = scf.if %c -> (memref<16xf32>) {\n"
         '      %s = "x.src"() : () -> memref<16xf32>\n      scf.if %c {\n        scf.yield\n'
@@ -165,3 +171,13 @@ def mlir_answer(text: str) -> tuple[int, list[tuple[int, int]]]:
                     derived[result] = derived.get(result, set()) | ids
     return count, sorted((a, max([a, *u])) for a, u in uses.items())
 
+
+def test_a_unit_attribute_is_not_read_as_an_op() -> None:
+    """`attributes {llvm.emit_c_interface}` names no op: the fast reader, which declines a
+    region opened on the line of another op, still reads such a func."""
+    text = ("module {\n  func.func @f() attributes {llvm.emit_c_interface, x = {y.z}} {\n"
+            "    %a = memref.alloca() : memref<16xf32>\n"
+            '    "x.use"(%a) : (memref<16xf32>) -> ()\n    return\n  }\n}\n')
+    fast = scan_bytes(text.encode())
+    assert fast is not None
+    assert answer(fast) == answer(scan_text(text)) == (5, [(3, 4)])
