@@ -97,6 +97,7 @@ def test_a_reader_that_stops_early_keeps_the_exit_code(tmp_path):
         process.stdout.read(100)
         process.stdout.close()  # as `head -c 100` does
         stderr = process.stderr.read().decode()
+        process.stderr.close()
         code = process.wait(timeout=120)
         assert code == 0, (fmt, code, stderr[-2000:])
         assert "Traceback" not in stderr and "BrokenPipeError" not in stderr

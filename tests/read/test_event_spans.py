@@ -520,7 +520,8 @@ def test_a_worker_finds_the_file_as_it_was_or_declines(tmp_path, monkeypatch):
     again between the two gives no answer, and is read whole."""
     path = generated(tmp_path, "generic", "xla", 35, size=120_000)
     _small_spans(monkeypatch)
-    monkeypatch.setattr(event_spans, "_OPEN", {})  # this process's, as a worker's
+    worker_open: dict[str, SpanReader] = {}
+    monkeypatch.setattr(event_spans, "_OPEN", worker_open)  # this process's, as a worker's
     settings = ScanSettings()
     with SpanReader(str(path), settings) as reader:
         assert reader.open()
@@ -531,6 +532,8 @@ def test_a_worker_finds_the_file_as_it_was_or_declines(tmp_path, monkeypatch):
         assert event_spans.reader_for(str(path), settings, state) is None
         with pytest.raises(event_spans.Unvouched):
             reader.read_span(spans[1])
+    for kept in worker_open.values():  # a worker keeps them open for its lifetime
+        kept.close_file()
 
 
 def _records_of(records: list[Allocation]) -> list[Allocation]:
