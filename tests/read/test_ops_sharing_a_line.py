@@ -3,12 +3,12 @@
 count and each alloca's program point and last use, which MLIR's own parser gives (each
 text's answer below is MLIR's, and is checked against jaxlib's parser where it is
 installed). The fast reader either declines the text or gives the careful reader's answer.
-Found by a differential fuzz campaign against MLIR's parser (session 28)."""
+Found by a differential fuzz campaign against MLIR's parser (tests/read/joined_ops.py)."""
 
 from __future__ import annotations
 
 import pytest
-from mlir_fuzz import mlir_available
+from joined_ops import mlir_answer, mlir_available
 
 from sc_mlir.read.events import scan_bytes
 from sc_mlir.read.scan import scan_text
@@ -111,65 +111,6 @@ def test_the_answers_are_mlirs(name: str) -> None:
     an op holding regions using its operands to its own end, as sc-mlir reads it)."""
     text, ops, allocas = CASES[name]
     assert mlir_answer(text) == (ops, allocas)
-
-
-RUN_ONCE = {"scf.if", "tpu.region", "func.func", "builtin.module"}
-NOT_VIEWS = {"memref.load"}
-
-
-def mlir_answer(text: str) -> tuple[int, list[tuple[int, int]]]:
-    from jax._src.interpreters import mlir as jax_mlir
-    from jaxlib.mlir import ir
-
-    context = jax_mlir.make_ir_context()
-    context.allow_unregistered_dialects = True
-    with context:
-        module = ir.Module.parse(text)
-        nodes: list[tuple[object, list[tuple[object, int]], int]] = []
-        end_of: dict[int, int] = {}
-        count = 0
-
-        def walk(op, parents):  # type: ignore[no-untyped-def]
-            nonlocal count
-            count += 1
-            point = last = count
-            nodes.append((op, parents, point))
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        last = max(last, walk(inner.operation, [*parents, (op, point)]))
-            end_of[point] = last
-            return last
-
-        walk(module.operation, [])
-        derived: dict[object, set[int]] = {}
-        parents_of: dict[int, list[tuple[object, int]]] = {}
-        uses: dict[int, list[int]] = {}
-        for op, parents, point in nodes:
-            ids: set[int] = set()
-            for value in op.operands:  # type: ignore[attr-defined]
-                ids |= derived.get(value, set())
-            if op.name == "memref.alloca":  # type: ignore[attr-defined]
-                parents_of[point] = parents
-                uses[point] = []
-                for result in op.results:  # type: ignore[attr-defined]
-                    derived[result] = {point}
-            for alloca in ids:
-                used = end_of[point]
-                for parent, parent_point in parents[len(parents_of[alloca]):]:
-                    if parent.name not in RUN_ONCE:  # type: ignore[attr-defined]
-                        used = end_of[parent_point]  # the outermost loop below the alloca's
-                        break
-                uses[alloca].append(used)
-            results = list(op.results)  # type: ignore[attr-defined]
-            if ids and op.name not in NOT_VIEWS and any(  # type: ignore[attr-defined]
-                    isinstance(r.type, ir.MemRefType) for r in results):
-                for result in results:
-                    derived[result] = derived.get(result, set()) | ids
-            if ids and op.name.endswith("yield") and parents:  # type: ignore[attr-defined]
-                for result in parents[-1][0].results:  # type: ignore[attr-defined]
-                    derived[result] = derived.get(result, set()) | ids
-    return count, sorted((a, max([a, *u])) for a, u in uses.items())
 
 
 def test_a_unit_attribute_is_not_read_as_an_op() -> None:
