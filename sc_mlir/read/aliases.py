@@ -4,6 +4,8 @@ dump."""
 
 from __future__ import annotations
 
+import re
+
 from sc_mlir.read.allocas import may_allocate
 from sc_mlir.read.lexicon import (
     _ALIAS_BATCH,
@@ -94,13 +96,31 @@ class AliasTables:
             self._rest_of_line(raw, end)
 
     def _start_alias(self, name: str, value: str, still_open: int) -> None:
+        # Definitions that share a line (`#a = loc(...) #b = ...`) are taken one after the
+        # other by a loop that walks the line once: a call per definition would reach
+        # Python's recursion limit on a line of a thousand, and copying the rest of the line
+        # for each would take time quadratic in it (a `#loc` table written on one line, or
+        # a dump whose lines end in a lone CR, which MLIR reads as a blank). The rest is
+        # value[start:]; the text before its first `#b =` outside brackets is one
+        # definition, which nothing splits again.
+        start = 0
         if still_open <= 0 and "=" in value:
-            for m in _NEXT_ALIAS.finditer(value):
-                if bracket_balance(value[: m.start()]) == 0:  # `#a = loc(...) #b = ...`
-                    self._start_alias(name, value[: m.start()].strip(), 0)
-                    rest = value[m.end() :].strip()
-                    self._start_alias(m.group(1), rest, bracket_balance(rest))
-                    return
+            total = bracket_balance(value)
+            before = 0  # the balance of value[:start]
+            while still_open <= 0 and value.find("=", start) >= 0:
+                split = _split_at_next_alias(value, start)
+                if split is None:
+                    break
+                at, balance = split
+                self._start_alias(name, value[start : at.start()].strip(), 0)
+                name = at.group(1)
+                rest = _NOT_BLANK.search(value, at.end())
+                rest_start = rest.start() if rest is not None else len(value)
+                before += balance + bracket_balance(value[at.start() : rest_start])
+                start = rest_start
+                still_open = total - before
+            if start:
+                value = value[start:].rstrip()
         if still_open <= 0 and (last := _ALIAS_NAME_AT_END.search(value)) is not None and (
                 bracket_balance(value[: last.start(1)]) == 0):
             # `#loc1 = loc(...) #loc2` and `= loc(...)` on the next line
@@ -161,9 +181,14 @@ class AliasTables:
     def _value_end(code: str, start: int, open_before: int) -> int:
         """Where an alias value ends on this line: at the first top-level op after it
         (`!S = memref<8xf32, 201> module {`: MLIR needs no line break there), else at
-        the end of the line."""
+        the end of the line. (The brackets before each candidate are counted from the one
+        before: a line may hold thousands, as a dump whose lines end in a lone CR does.)"""
+        balance = open_before
+        counted = start
         for m in _OP_AFTER_VALUE.finditer(code, start):
-            if open_before + bracket_balance(code[start : m.start()]) <= 0:
+            balance += bracket_balance(code[counted : m.start()])
+            counted = m.start()
+            if balance <= 0:
                 return m.start(1)
         return len(code)
 
@@ -185,3 +210,24 @@ class AliasTables:
                           "is ignored (the first one is used)", self.raw)
             return
         aliases[name] = value
+
+
+# Where the rest of a line starts after a definition's `=` (what `str.lstrip` removes is
+# what `\s` matches).
+_NOT_BLANK = re.compile(r"\S")
+
+
+def _split_at_next_alias(value: str, start: int) -> tuple[re.Match[str], int] | None:
+    """The first `#name =` in value[start:] outside brackets (as a search of that slice
+    would find it: not at its first character), and the balance of the brackets before it.
+    Each candidate's brackets are counted from the one before: a line may hold thousands."""
+    balance = 0
+    counted = start
+    for m in _NEXT_ALIAS.finditer(value, start):
+        if m.start() == start:
+            continue  # the slice's search would see no character before it
+        balance += bracket_balance(value[counted : m.start()])
+        counted = m.start()
+        if balance == 0:
+            return m, balance
+    return None

@@ -176,6 +176,50 @@ def test_crlf_line_ends_and_tabs(tmp_path):
         [s["stack_peak_words"] for s in plain["spaces"]]
 
 
+def _reported(out: dict) -> list[tuple[object, ...]]:
+    """What a report says of each space and of the allocas it shows, lines aside."""
+    return [(s["func"], s["space_id"], s["stack_peak_words"], s["liveness_peak_words"],
+             [(e["name"], e["loc"]) for e in s["live_at_peak"]]) for s in out["spaces"]]
+
+
+# 20,000 more `#loc` definitions (a path with a `/`, whose `x.py` looks like an op's name to
+# the search for an op after an alias's value).
+MANY_ALIASES = "".join(f' #loc{n} = loc("src/x.py":{n}:1)' for n in range(7, 20_007))
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r"])
+def test_a_loc_table_on_one_line(tmp_path, line_end):
+    # MLIR reads a line break as a blank, and a lone CR ends no line: a table written on
+    # one line, or a dump whose lines end in a lone CR, defines its aliases on one line.
+    # Before: a call per definition (past about a thousand, RecursionError: the file was
+    # skipped, and a directory holding it exited 0), and a new search of the rest of the
+    # line per definition (a 5 MB dump with lone CRs: 86 s).
+    ops, _, table = GOOD.partition("#loc1 =")
+    one_line = ("#loc1 =" + table).replace("\n", " ").rstrip() + MANY_ALIASES
+    text = (ops + one_line + "\n").replace("\n", line_end)
+    code, out, _ = analyze(write(tmp_path, "one_line_table.mlir", text.encode()))
+    _, plain, _ = analyze(write(tmp_path, "plain.mlir", GOOD))
+    assert code == 0 and out["diagnostics"] == [] and allocas(out) == 3
+    assert _reported(out) == _reported(plain)
+    assert any(e["loc"]["file"] == "model.py" for s in out["spaces"] for e in s["live_at_peak"])
+
+
+def test_a_lone_cr_dump_reads_its_table_in_linear_time(tmp_path):
+    """As `test_pathological_lines_do_not_hang`: 100,000 definitions on the one line of a
+    dump with lone CRs (4 MB), read in about a second; each definition searching the rest
+    of the line again, as before, needs hours."""
+    table = "".join(f' #loc{n} = loc("src/x.py":{n}:1)' for n in range(7, 100_007))
+    ops, _, rest = GOOD.partition("#loc1 =")
+    text = (ops + "#loc1 =" + rest).replace("\n", "\r") + table + "\r"
+    write(tmp_path, "lone_cr.mlir", text.encode())
+    done = subprocess.run([sys.executable, "-m", "sc_mlir.cli", "analyze", str(tmp_path),
+                           "--format", "json", "--quiet", "--jobs", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert allocas(out) == 3 and out["diagnostics"] == []
+
+
 def test_a_20_mb_line(tmp_path):
     line = '    "x.y"() {s = "' + "a{%" * 7_000_000 + '"} : () -> ()\n'
     text = GOOD.replace("    return\n", line + "    return\n")
