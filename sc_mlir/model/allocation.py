@@ -408,6 +408,8 @@ _SHARED_FACTS: dict[int, dict[tuple[str | None, int], _SharedFacts]] = {}
 _SHARED_FACTS_LIMIT = 1 << 16
 
 _NO_NEST = _Nest(None, None, "", ("", "", None, None))
+# Frames at most this deep are remembered when a frame below them is worked out (`nest`).
+_NESTS_KEPT_DEPTH = 64
 _UNKNOWN = object()  # a symbol not yet looked for (None: the frame defines none)
 
 
@@ -459,7 +461,9 @@ class _Builder:
     def nest(self, frames: tuple[OpFrame, ...]) -> _Nest:
         """What `frames` (outermost first) say about the ops inside the innermost one,
         made from what the frames above it say (remembered per frame: a frame's ancestors
-        are always the same, and a deep nest must not cost depth^2)."""
+        are always the same, and a deep nest must not cost depth^2). Frames deeper than
+        `_NESTS_KEPT_DEPTH` are remembered only when asked for: each holds its scope path,
+        as long as its depth, and a chain of 10,000 nested regions would hold 1 GB of them."""
         if not frames:
             return _NO_NEST
         nests = self.nests
@@ -474,10 +478,16 @@ class _Builder:
         root = frames[0]
         scope_ops = self.settings.scope_ops
         make = tuple.__new__  # a NamedTuple's own constructor is a Python-level call
-        for frame in frames[depth:]:
+        leaf = len(frames) - 1
+        # The steps of the frames passed over below `outer`'s scope path (which is then not
+        # theirs: they are not remembered), joined into the next path made.
+        pending: list[str] = []
+        for index in range(depth, leaf + 1):
+            frame = frames[index]
             name = frame.name
             header = frame.header
             trailer = frame.trailer
+            kept = index < _NESTS_KEPT_DEPTH or index == leaf
             # Most frames (loops, ifs, regions) define no symbol: `frame_symbol` finds one
             # only with `@` or `sym_name` in `attribute_text()`, the header and trailer
             # parts joined by spaces (which the literals hold none of).
@@ -486,12 +496,26 @@ class _Builder:
                         trailer[0] if len(trailer) == 1 else " ".join(trailer))):
                 path = outer.scope_path
                 step = f"{name}#{frame.sibling_index}"
+                if not kept:
+                    pending.append(step)
+                elif pending:
+                    path = "/".join((path, *pending, step) if path else (*pending, step))
+                    pending.clear()
+                else:
+                    path = f"{path}/{step}" if path else step
                 outer = make(_Nest, (outer.func_frame,
                                      frame if name in scope_ops else outer.scope_frame,
-                                     f"{path}/{step}" if path else step, outer.enclosing))
+                                     path, outer.enclosing))
             else:
+                if pending:
+                    assert outer is not None
+                    path = outer.scope_path
+                    outer = outer._replace(scope_path="/".join(
+                        (path, *pending) if path else pending))
+                    pending.clear()
                 outer = self._step(frame, outer, root)
-            nests[id(frame)] = outer
+            if kept:
+                nests[id(frame)] = outer
         return outer  # type: ignore[return-value]
 
     def _step(self, frame: OpFrame, outer: _Nest | None, root: OpFrame) -> _Nest:

@@ -44,6 +44,16 @@ class Region:
                 unknown.append(region)
                 region = region.parent
             frames = region.frames_cache if region is not None and region.frames_cache else ()
+            # The regions on the way keep their frames too (their other regions' allocas
+            # then find them), but only near the top: each keeps a tuple of its depth, and
+            # a chain of 10,000 nested regions would keep 50 million items (400 MB).
             for below in reversed(unknown):
-                frames = below.frames_cache = (*frames, below.owner)  # type: ignore[has-type]
+                frames = (*frames, below.owner)  # type: ignore[has-type]
+                if len(frames) <= _FRAMES_KEPT_DEPTH:
+                    below.frames_cache = frames
+            self.frames_cache = frames
         return frames
+
+
+# Regions at most this deep keep their frames when a region below them works its own out.
+_FRAMES_KEPT_DEPTH = 64

@@ -242,6 +242,48 @@ def test_10000_deep_regions(tmp_path):
     assert result.exit_code == 0 and result.exception is None
 
 
+# Runs the CLI and, at exit, prints the process's own high-water RSS (VmHWM, of this
+# program's memory only). A child's ru_maxrss would not do: Linux carries the peak of the
+# memory a process replaced across exec, and a child spawned by pytest (vfork) starts from
+# pytest's own peak.
+_CLI_WITH_PEAK = """
+import atexit, re, runpy, sys
+def report() -> None:
+    with open("/proc/self/status") as status:
+        sys.stderr.write("peak-kib " + re.search(r"VmHWM:\\s*(\\d+)", status.read())[1] + "\\n")
+atexit.register(report)
+sys.argv = ["sc-mlir", *sys.argv[1:]]
+runpy.run_module("sc_mlir.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def _peak_rss_mib(arguments: list[str]) -> tuple[int, str, float]:
+    """Exit code, stdout and peak RSS (MiB) of `sc-mlir ARGUMENTS` in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", _CLI_WITH_PEAK, *arguments],
+                          capture_output=True, text=True, timeout=300)
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-kib ")]
+    assert peak, done.stderr
+    return done.returncode, done.stdout, int(peak[-1].split()[1]) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                    reason="/proc/self/status (a process's own peak RSS, Linux)")
+def test_10000_deep_regions_in_linear_memory(tmp_path):
+    # Before: every region of the chain kept its ancestors (the fast reader's frames, 400
+    # MB) and every op its scope path (the records, 1 GB) for this 230 KB file.
+    depth = 10_000
+    lines = ["func.func @f() -> f32 {", *["scf.execute_region {"] * depth,
+             "%a = memref.alloca() : memref<4xf32, 201>", *["}"] * depth, "}"]
+    path = write(tmp_path, "deep.mlir", "\n".join(lines) + "\n")
+    for extra in ([], ["--allocations"]):
+        code, out, peak = _peak_rss_mib(["analyze", str(path), "--format", "json", "--quiet",
+                                         "--jobs", "1", *extra])
+        assert code == 0 and allocas(json.loads(out)) == 1
+        assert peak < 200, f"{peak:.0f} MiB"
+    found = json.loads(out)["allocations"][0]["scope_path"]
+    assert found == "/".join(["func.func@f"] + ["scf.execute_region#0"] * depth)
+
+
 @pytest.mark.parametrize("opener, closer", [
     ('"tpu.region"() ({ ', '"tpu.yield"() : () -> () }) : () -> () '),
     ("scf.for %i = %c0 to %c8 step %c1 { ", "} "),
