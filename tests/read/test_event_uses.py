@@ -289,3 +289,73 @@ def test_last_uses_on_and_after_event_lines(monkeypatch) -> None:
     # %a, used by the loop's op, lasts to its region's last op (line 10); so does %b,
     # used in the loop; %c to the store after the loop.
     assert lines == {"%a": 10, "%b": 10, "%c": 12}
+
+
+def _searched_together(monkeypatch: pytest.MonkeyPatch, text: str) -> FileScan | None:
+    """The fast reader with every group of names sharing a scope's end searched for
+    together (`_scanned_together`), however few and short."""
+    with monkeypatch.context() as patch:
+        patch.setattr(event_uses, "_SCAN_TOGETHER_MIN_NAMES", 1)
+        patch.setattr(event_uses, "_SCAN_TOGETHER_RATIO", -1)
+        return scan_bytes(text.encode())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_names_searched_together_read_as_one_by_one(monkeypatch, tmp_path, seed) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "generated.mlir"
+    GENERATOR.write_module(path, rng.choice(["generic", "pretty"]), rng.randint(2_000, 12_000),
+                           seed, rng.choice(["simple", "xla"]))
+    texts = [_with_uses(path.read_text(), rng), _ModuleBuilder(rng).module()]
+    for text in texts:
+        together = _searched_together(monkeypatch, text)
+        one_by_one = scan_bytes(text.encode())
+        assert (together is None) == (one_by_one is None)
+        if together is not None and one_by_one is not None:
+            assert scan_key(together) == scan_key(one_by_one)
+            assert_same(together, scan_text(text))
+
+
+def _many_allocas(count: int, seed: int) -> str:
+    """A func of `count` allocas, each used in a store after some later alloca, every
+    seventh loaded at the end, names that are prefixes of others (`%q1`, `%q10`, `%q7`
+    and `%q7-y`), views of some."""
+    rng = random.Random(seed)
+    lines = ["func.func @many(%i: index, %f: f32) {"]
+    for k in range(count):
+        lines.append(f"  %q{k} = memref.alloca() : memref<{rng.randint(1, 64)}xf32, 201>")
+        if k >= 3:
+            lines.append(f"  memref.store %f, %q{rng.randrange(k)}[%i] : memref<64xf32, 201>")
+        if k % 50 == 7:  # a name that is another's, then name characters
+            suffix = (".x", "-y", "$z")[k % 3]
+            lines.append(f"  %q{k}{suffix} = memref.alloca() : memref<8xf32, 201>")
+        if k % 97 == 5:
+            lines.append(f"  %v{k} = memref.subview %q{k - 2}[0] [1] [1] : "
+                         "memref<64xf32, 201> to memref<1xf32, 201>")
+    lines += [f"  %w{k} = memref.load %q{k}[%i] : memref<64xf32, 201>" for k in range(0, count, 7)]
+    lines += [f"  memref.store %f, %v{k}[%i] : memref<1xf32, 201>"
+              for k in range(count) if k % 97 == 5]
+    lines += [f"  memref.store %f, %q{k}{('.x', '-y', '$z')[k % 3]}[%i] : memref<8xf32, 201>"
+              for k in range(count) if k % 50 == 7]
+    lines += ["  return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_func_of_many_allocas_is_searched_once(monkeypatch) -> None:
+    """A thousand allocas in one func: their names are searched for together (a search
+    each read the func's body a thousand times; 20,000 allocas took 8.6 s), and the
+    reading is the careful reader's."""
+    text = _many_allocas(1_000, 5)
+    searched: list[str] = []
+    finder = event_uses._uses_of
+
+    def counted(name: str):
+        searched.append(name)
+        return finder(name)
+
+    monkeypatch.setattr(event_uses, "_uses_of", counted)
+    monkeypatch.setattr(event_uses, "_FINDERS", {})
+    fast = scan_bytes(text.encode())
+    assert fast is not None and len(fast.allocas) == 1_020
+    assert not any(name.startswith("%q") for name in searched)
+    assert_same(fast, scan_text(text))
