@@ -5,6 +5,8 @@
 - `_Builder` makes each placement from its parent frame's; here from the definitions.
 - `pack` tests small sets pairwise and large ones from the sweep's edge list: both paths,
   and a brute-force packing written from the definition, agree on every offset.
+- `cheapest_fix` finds each slot's pick by bisection; here every entry is tried in turn,
+  as the fix is defined.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from random_programs import EXAMPLES, programs
 
 from sc_mlir.analysis import interference
 from sc_mlir.analysis.interference import pack
+from sc_mlir.analysis.report import cheapest_fix
 from sc_mlir.analysis.stack import simulate_stack
 from sc_mlir.model.allocation import ModelSettings, build_allocations, frame_symbol, is_module_like
 from sc_mlir.read.scan import OpFrame, scan_text
@@ -152,6 +155,60 @@ def _pack_with_threshold(intervals: list[tuple[int, int, int]], aligns: list[int
         return pack(intervals, aligns)
     finally:
         interference._DIRECT_TEST_UP_TO = saved
+
+
+def _cheapest_fix_by_trying_each(entries: list[SimpleNamespace], excess: int,
+                                 dead: set[int]) -> list[tuple[int, int, bool]]:
+    """The fix as defined: the fewest entries that cover `excess`, chosen a slot at a time
+    among those that can still reach it with the largest others left (a dead entry with
+    words first, then the smallest, then the first in program order); freed dead ones
+    first, then smallest first, the last freeing only what is missing. Each entry tried
+    in turn at each slot. (entry's order, freed words, dead) per step."""
+    if excess <= 0:
+        return []
+    by_size = sorted(entries, key=lambda x: (-x.words, x.record.order))
+    count, covered = 0, 0
+    for entry in by_size:
+        if covered >= excess:
+            break
+        count, covered = count + 1, covered + entry.words
+    if covered < excess:
+        count = len(by_size)
+    remaining, missing, chosen = list(by_size), excess, []
+    for slot in range(count):
+        left = count - slot - 1
+        # What each can reach with the `left` largest others (`remaining` is largest first).
+        reach = [x.words + sum(y.words for y in [y for y in remaining if y is not x][:left])
+                 for x in remaining]
+        feasible = [x for x, most in zip(remaining, reach, strict=True)
+                    if most >= missing] or remaining[:1]
+        pick = min(feasible, key=lambda x: (id(x) not in dead or x.words == 0, x.words,
+                                            x.record.order))
+        chosen.append(pick)
+        remaining = [x for x in remaining if x is not pick]
+        missing -= pick.words
+    chosen.sort(key=lambda x: (id(x) not in dead, x.words))
+    steps, missing = [], excess
+    for entry in chosen:
+        free = min(entry.words, max(missing, 0))
+        steps.append((entry.record.order, free, id(entry) in dead))
+        missing -= free
+    return steps
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 12), st.booleans()), max_size=40), st.integers(-3, 200),
+       st.randoms(use_true_random=False))
+def test_the_cheapest_fix_is_the_one_found_by_trying_each_entry(
+        sizes: list[tuple[int, bool]], excess: int, rng) -> None:
+    orders = list(range(len(sizes)))
+    rng.shuffle(orders)  # program order, apart from the order given
+    entries = [SimpleNamespace(words=words, record=SimpleNamespace(order=order))
+               for (words, _), order in zip(sizes, orders, strict=True)]
+    dead = {id(entry) for entry, (_, is_dead) in zip(entries, sizes, strict=True) if is_dead}
+    found = [(step.entry.record.order, step.free_words, step.dead)
+             for step in cheapest_fix(entries, excess, dead)]
+    assert found == _cheapest_fix_by_trying_each(entries, excess, dead)
 
 
 def plain_placement(frames: tuple[OpFrame, ...], scope_ops: frozenset[str]
