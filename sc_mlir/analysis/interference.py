@@ -15,7 +15,7 @@ a reuse-aware allocator would need ("allocated"), next to the liveness lower bou
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -64,13 +64,13 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
     # gaps are walked (no list to make and sort per buffer); in a large one, the ones it
     # interferes with come from the sweep's edge list, sorted. Either way the same buffers,
     # in the same order of offsets.
+    # A dense large set (thousands of buffers live at once) is tested directly too: its
+    # edge lists would take gigabytes (20,000 buffers live together: 200 million edges,
+    # 7.6 GB), and its walks visit nearly every placed buffer either way.
     neighbours: list[list[int]] | None = None
     entry_of: list[tuple[int, int, int, int] | None] = []
-    if count > _DIRECT_TEST_UP_TO:
-        neighbours = [[] for _ in range(count)]
-        for i, j in interference_edges(intervals):
-            neighbours[i].append(j)
-            neighbours[j].append(i)
+    if count > _DIRECT_TEST_UP_TO and _edge_count(intervals) <= _EDGES_KEPT:
+        neighbours = _neighbours(intervals)
         entry_of = [None] * count
     placed: list[tuple[int, int, int, int]] = []
     peak = 0
@@ -107,6 +107,32 @@ def pack(intervals: Sequence[tuple[int, int, int]], align_words: Sequence[int]
     return offsets, peak
 
 
+def _edge_count(intervals: Sequence[tuple[int, int, int]]) -> int:
+    """How many pairs of `intervals` overlap (`interference_edges`'s length), without
+    listing them: all pairs but those where one ends before the other starts."""
+    ends = sorted(end for _start, end, _size in intervals)
+    count = len(intervals)
+    return count * (count - 1) // 2 - sum(bisect_left(ends, start) for start, _e, _s in intervals)
+
+
+def _neighbours(intervals: Sequence[tuple[int, int, int]]) -> list[list[int]]:
+    """Each interval's overlapping others (`interference_edges`, as adjacency lists)."""
+    order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
+    neighbours: list[list[int]] = [[] for _ in intervals]
+    active: list[int] = []
+    for i in order:
+        start = intervals[i][0]
+        active = [j for j in active if intervals[j][1] >= start]
+        for j in active:
+            neighbours[j].append(i)
+        neighbours[i].extend(active)
+        active.append(i)
+    return neighbours
+
+
+# Up to this many overlapping pairs, `pack` finds a buffer's neighbours from their lists
+# (two list items a pair: 64 MB at most).
+_EDGES_KEPT = 4_000_000
 # Up to this many buffers, `pack` tests the placed buffers for overlap as it walks their
 # gaps (up to n^2/2 tests) rather than sweeping for the edges first.
 _DIRECT_TEST_UP_TO = 64

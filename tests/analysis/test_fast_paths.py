@@ -4,7 +4,9 @@
   again by walking the entries up to the peak, as a compiler would push and pop them.
 - `_Builder` makes each placement from its parent frame's; here from the definitions.
 - `pack` tests small sets pairwise and large ones from the sweep's edge list: both paths,
-  and a brute-force packing written from the definition, agree on every offset.
+  and a brute-force packing written from the definition, agree on every offset. It
+  chooses between them by the number of edges, counted without listing them: that count
+  is the sweep's.
 - `cheapest_fix` finds each slot's pick by bisection; here every entry is tried in turn,
   as the fix is defined.
 """
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 from random_programs import EXAMPLES, programs
 
 from sc_mlir.analysis import interference
-from sc_mlir.analysis.interference import pack
+from sc_mlir.analysis.interference import interference_edges, pack
 from sc_mlir.analysis.report import cheapest_fix
 from sc_mlir.analysis.stack import simulate_stack
 from sc_mlir.model.allocation import ModelSettings, build_allocations, frame_symbol, is_module_like
@@ -155,6 +157,22 @@ def _pack_with_threshold(intervals: list[tuple[int, int, int]], aligns: list[int
         return pack(intervals, aligns)
     finally:
         interference._DIRECT_TEST_UP_TO = saved
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 15), st.integers(0, 30)),
+                max_size=90))
+def test_edges_counted_without_listing_them_are_the_sweeps(
+        spans: list[tuple[int, int, int]]) -> None:
+    intervals = [(start, start + length, size) for start, length, size in spans]
+    edges = interference_edges(intervals)
+    assert interference._edge_count(intervals) == len(edges)
+    adjacent: list[set[int]] = [set() for _ in intervals]
+    for i, j in edges:
+        adjacent[i].add(j)
+        adjacent[j].add(i)
+    neighbours = interference._neighbours(intervals)
+    assert [sorted(n) for n in neighbours] == [sorted(a) for a in adjacent]
 
 
 def _cheapest_fix_by_trying_each(entries: list[SimpleNamespace], excess: int,
