@@ -10,7 +10,10 @@ each size, each in a fresh process. A linear reader takes the same time and the 
 memory per MB at every size; the `growth` columns divide the figure per MB at the largest
 size by the one at the smallest (about 1.0 is linear, about the size ratio is quadratic).
 Memory is the process's peak RSS above that of a process that read the bare dump (the
-reference, measured in the same run). A log case times `sc-mlir explain`'s reader.
+reference, measured in the same run). A log case times `sc-mlir explain`'s reader. Two
+cases are many lines: a func of many allocas (the packing of allocas all live at once
+stays quadratic in time, in linear memory: each is placed by walking those placed before
+it).
 Nothing is asserted: the test suite only guards against hangs (tests/read/test_hostile.py).
 """
 
@@ -59,7 +62,24 @@ CASES: dict[str, Callable[[int], str]] = {
         n, '"tpu.region"() ({ ', '"tpu.yield"() : () -> () }) : () -> () '),
     "nest: pretty loops": lambda n: _nest(n, "scf.for %i = %c0 to %c8 step %c1 { ", "} "),
     "nest: 500,000 braces": lambda n: "    " + _repeat("}", n) + "\n",
+    # Many allocas in one func (lines, not one line): each used once on the next line, or
+    # all live at once and crossing the bound (before: a search per name over the whole
+    # body, the packing's list of every pair, the fix trying every entry at each slot).
+    "allocas: one use each": lambda n: _allocas(n, live_together=False),
+    "allocas: all live at once": lambda n: _allocas(n, live_together=True),
 }
+
+
+def _allocas(size: int, live_together: bool) -> str:
+    count = max(1, size // 110)
+    lines = []
+    for k in range(count):
+        lines.append(f"    %b{k} = memref.alloca() : memref<{1 + k % 64}xf32, 201>")
+        if not live_together:
+            lines.append(f"    memref.store %c, %b{k}[%i] : memref<64xf32, 201>")
+    if live_together:
+        lines += [f"    memref.store %c, %b{k}[%i] : memref<64xf32, 201>" for k in range(count)]
+    return "\n".join(lines) + "\n"
 
 
 def _nest(size: int, open_text: str, close_text: str) -> str:
