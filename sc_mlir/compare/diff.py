@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sc_mlir.analysis import Analysis, PlacedAlloca, SpaceReport, analyze
 from sc_mlir.model.allocation import ALLOCA, SCRATCH_OPERAND
@@ -144,45 +144,111 @@ def _alloca(placed: PlacedAlloca) -> AllocaView:
 
 
 def views_from_json(path: str) -> list[SpaceView]:
-    """Views from a saved `sc-mlir analyze --format json`."""
+    """Views from a saved `sc-mlir analyze --format json`. A file that is not one (a field
+    missing or of the wrong type) is a ValueError naming the field."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+        try:
+            data = json.load(handle)
+        except RecursionError:
+            raise ValueError(f"{path}: nested too deep to be a saved analysis") from None
     if not isinstance(data, dict) or "spaces" not in data or "allocations" not in data:
         raise ValueError(f"{path}: not a saved analysis with every alloca (save it with "
                          "'sc-mlir analyze --format json --allocations')")
+    saved = _Saved(path)
     root = str(data.get("path", ""))
     rows: dict[tuple[str, int, str, str], list[dict]] = defaultdict(list)
-    for row in data["allocations"]:
-        key = (row["file"], row.get("chunk", 0), row["func"],
-               _space_key(row.get("space_id"), row.get("space_name", "")))
+    for where, row in saved.records(data, "allocations"):
+        key = (saved.get(row, where, "file", str), saved.get(row, where, "chunk", int, 0),
+               saved.get(row, where, "func", str), saved.space_key(row, where))
         rows[key].append(row)
-    latest: dict[tuple[str, str, str], dict] = {}
-    for space in data["spaces"]:
-        key = (space["file"], space["func"],
-               _space_key(space.get("space_id"), space.get("space_name", "")))
-        if key not in latest or space.get("chunk", 0) > latest[key].get("chunk", 0):
-            latest[key] = space
+    latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
+    for where, space in saved.records(data, "spaces"):
+        key = (saved.get(space, where, "file", str), saved.get(space, where, "func", str),
+               saved.space_key(space, where))
+        chunk = saved.get(space, where, "chunk", int, 0)
+        if key not in latest or chunk > latest[key][1].get("chunk", 0):
+            latest[key] = (where, space)
     views = []
-    for (file, func, space_key), space in latest.items():
-        allocas = sorted(rows[(file, space.get("chunk", 0), func, space_key)],
-                         key=lambda r: r.get("order", 0))
+    for (file, func, space_key), (where, space) in latest.items():
+        allocas = sorted(map(saved.alloca, rows[(file, space.get("chunk", 0), func, space_key)]),
+                         key=lambda view: view.order)
         views.append(SpaceView(
             program=_relative(file, root), func=func, space_key=space_key,
             space_label=_label(space.get("space_id"), space.get("space_name", "")),
-            memory_space=space.get("memory_space"), bound_words=space.get("bound_words"),
-            stack_peak_words=space["stack_peak_words"],
-            liveness_peak_words=space["liveness_peak_words"],
-            packed_peak_words=space.get("packed_peak_words", 0), verdict=space["verdict"],
-            allocas=tuple(AllocaView(
-                r.get("name", ""), r.get("words"), r.get("type", ""),
-                r.get("element_type", ""),
-                None if r.get("shape") is None else len(r["shape"]),
-                r.get("scope_path", ""), r.get("line", 0), r.get("order", 0),
-                r.get("loc_file"), r.get("loc_line"), r.get("loc_col"),
-                tuple(r.get("loc_names") or ()), r.get("kind") or ALLOCA,
-                r.get("scratch_index")) for r in allocas),
+            memory_space=saved.get(space, where, "memory_space", str, None),
+            bound_words=saved.get(space, where, "bound_words", int, None),
+            stack_peak_words=saved.get(space, where, "stack_peak_words", int),
+            liveness_peak_words=saved.get(space, where, "liveness_peak_words", int),
+            packed_peak_words=saved.get(space, where, "packed_peak_words", int, 0),
+            verdict=saved.get(space, where, "verdict", str),
+            allocas=tuple(allocas),
         ))
     return views
+
+
+_REQUIRED = object()
+_KIND_NAMES = {str: "a string", int: "an integer", list: "a list"}
+
+
+class _Saved:
+    """The fields of a saved analysis, each checked for its type as it is read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.where_of: dict[int, str] = {}
+
+    def records(self, data: dict, key: str) -> list[tuple[str, dict]]:
+        items = data[key]
+        if not isinstance(items, list):
+            raise self.wrong(key, "a list", items)
+        found = []
+        for number, item in enumerate(items):
+            where = f"{key}[{number}]"
+            if not isinstance(item, dict):
+                raise self.wrong(where, "an object", item)
+            self.where_of[id(item)] = where
+            found.append((where, item))
+        return found
+
+    def get(self, record: dict, where: str, key: str, kind: type, default: object = _REQUIRED
+            ) -> Any:
+        value = record.get(key, default)
+        if value is _REQUIRED:
+            raise ValueError(f"{self.path}: {where} has no {key!r}: not a saved analysis "
+                             "(save it with 'sc-mlir analyze --format json --allocations')")
+        if value is None and default is None:
+            return None
+        # (JSON's true and false are ints to Python, not to a reader of the file.)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise self.wrong(f"{where}.{key}", _KIND_NAMES[kind], value)
+        return value
+
+    def space_key(self, record: dict, where: str) -> str:
+        return _space_key(self.get(record, where, "space_id", int, None),
+                          self.get(record, where, "space_name", str, ""))
+
+    def alloca(self, row: dict) -> AllocaView:
+        where = self.where_of[id(row)]
+
+        def get(key: str, kind: type, default: object = None) -> Any:
+            return self.get(row, where, key, kind, default)
+
+        shape = get("shape", list)
+        names = get("loc_names", list)
+        if names is not None and not all(isinstance(name, str) for name in names):
+            raise self.wrong(f"{where}.loc_names", "a list of strings", names)
+        return AllocaView(
+            get("name", str, ""), get("words", int), get("type", str, ""),
+            get("element_type", str, ""), None if shape is None else len(shape),
+            get("scope_path", str, ""), get("line", int, 0), get("order", int, 0),
+            get("loc_file", str), get("loc_line", int), get("loc_col", int),
+            tuple(names or ()), get("kind", str) or ALLOCA, get("scratch_index", int))
+
+    def wrong(self, where: str, expected: str, value: object) -> ValueError:
+        shown = json.dumps(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return ValueError(f"{self.path}: {where} should be {expected}, not {shown}")
 
 
 # --- the records -------------------------------------------------------------------------

@@ -162,6 +162,62 @@ def test_unusable_inputs_exit_2(tmp_path):
     assert result.exit_code == 2
 
 
+# Every field the diff reads from a saved analysis, and a value of another type for it.
+_DAMAGE = [
+    ("allocations", None, "x"), ("allocations", 0, "x"), ("spaces", None, {}),
+    ("spaces", 0, ["x"]), ("spaces", "stack_peak_words", "9"),
+    ("spaces", "liveness_peak_words", None), ("spaces", "packed_peak_words", 1.5),
+    ("spaces", "bound_words", "131071"), ("spaces", "verdict", 3), ("spaces", "file", 1),
+    ("spaces", "func", ["k"]), ("spaces", "chunk", "0"), ("spaces", "space_id", "201"),
+    ("spaces", "space_name", 201), ("spaces", "memory_space", {}),
+    ("spaces", "stack_peak_words", True), ("allocations", "words", "16"),
+    ("allocations", "order", "1"), ("allocations", "line", 2.5),
+    ("allocations", "loc_names", "k.py"), ("allocations", "loc_names", [1]),
+    ("allocations", "shape", 4), ("allocations", "name", 7), ("allocations", "file", None),
+    ("allocations", "func", 0), ("allocations", "kind", 1),
+    ("allocations", "scratch_index", "0"), ("allocations", "loc_line", "3"),
+]
+
+
+def test_a_damaged_saved_analysis_is_refused_naming_the_field(tmp_path):
+    result = runner.invoke(app, ["analyze", str(DIFF / "limit_halved" / "before"), "-f", "json",
+                                 "--allocations"])
+    saved = json.loads(result.stdout)
+    after = str(DIFF / "limit_halved" / "after")
+    for table, field, value in _DAMAGE:
+        damaged = json.loads(json.dumps(saved))
+        if field is None:
+            damaged[table] = value
+            where = table
+        elif field == 0:
+            damaged[table][0] = value
+            where = f"{table}[0]"
+        else:
+            # The field in every record: whichever the diff reads first is named.
+            for record in damaged[table]:
+                record[field] = value
+            where = f".{field}"
+        path = tmp_path / "damaged.json"
+        path.write_text(json.dumps(damaged))
+        refused = runner.invoke(app, ["diff", str(path), after])
+        assert refused.exit_code == 2 and refused.exception is not None, (table, field, value)
+        assert isinstance(refused.exception, SystemExit), refused.exception
+        message = " ".join(refused.output.split())
+        assert where in message and "damaged.json" in message, (table, field, message)
+    # A field left out that the diff cannot do without.
+    for table, field in (("spaces", "stack_peak_words"), ("spaces", "verdict"),
+                         ("allocations", "func")):
+        damaged = json.loads(json.dumps(saved))
+        for record in damaged[table]:
+            del record[field]
+        path = tmp_path / "damaged.json"
+        path.write_text(json.dumps(damaged))
+        refused = runner.invoke(app, ["diff", str(path), after])
+        assert refused.exit_code == 2 and f"no '{field}'" in " ".join(refused.output.split())
+    path.write_text('{"spaces": ' * 100_000 + '1' + '}' * 100_000)
+    assert runner.invoke(app, ["diff", str(path), after]).exit_code == 2
+
+
 # --- the matching rules, on small views -------------------------------------------------
 
 
