@@ -27,6 +27,7 @@ _MLIR_SIGNAL = re.compile(
     rb"memref\.alloca[ \t]*\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
+_NUL_RUN = re.compile(rb"\x00+")
 # A byte that `bytes.strip(b" \t\r\n")` keeps: found at once in a file that is not blank,
 # where the strip copies the whole head (3 ms of dir300's discovery, before any worker).
 _NOT_BLANK = re.compile(rb"[^ \t\r\n]")
@@ -52,13 +53,18 @@ def sniff(head: bytes) -> str | None:
         return "empty file"
     # (A search for one NUL runs in memchr; counting them takes a hundred times longer.)
     nuls = head.count(b"\x00") if b"\x00" in head else 0
-    # A dump damaged by a crash may hold a few NUL bytes: it is read, and the scanner
-    # says where they are. Mostly NULs (a sparse or binary file) is not text.
-    if nuls * 100 > len(head):
+    # A dump damaged by a crash may hold NUL bytes: a few, or blocks of them (a page the
+    # crash left zeroed, a preallocated tail never written). It is read, and the scanner
+    # says where they are. NULs scattered through it (a binary file) are not text: more
+    # than one run of them in a hundred bytes.
+    if nuls and len(_NUL_RUN.findall(head)) * 100 > len(head):
         return "binary file (NUL bytes)"
     if _MLIR_SIGNAL.search(head) is None:
-        return "binary file (NUL bytes), no MLIR text in it" if nuls else \
-            "no MLIR found in its first 256 KiB"
+        if not nuls:
+            return "no MLIR found in its first 256 KiB"
+        # (Mostly NULs: a sparse file.)
+        return "binary file (NUL bytes)" if nuls * 100 > len(head) else \
+            "binary file (NUL bytes), no MLIR text in it"
     return None
 
 
@@ -119,7 +125,36 @@ def _check(path: str, on_head: Callable[[str, bytes], object] | None = None) -> 
         return _why(exc)
     if on_head is not None:
         on_head(path, head)
-    return sniff(head)
+    reason = sniff(head)
+    if reason is not None and len(head) == SNIFF_BYTES and _ONLY_COMMENTS.fullmatch(head):
+        try:
+            return _sniff_past_comments(path)
+        except OSError as exc:
+            return _why(exc)
+    return reason
+
+
+# Comment lines and blank ones, the last perhaps cut short by the end of the head.
+_ONLY_COMMENTS = re.compile(rb"(?:[ \t\r\f]*(?://[^\n]*)?\n)*[ \t\r\f]*(?://[^\n]*|/)?")
+_COMMENT_LINE = re.compile(rb"[ \t\r\f]*(?://[^\n]*)?\n?")
+
+
+def _sniff_past_comments(path: str) -> str | None:
+    """`sniff` of the first SNIFF_BYTES after the comment lines a file starts with (a
+    header longer than the sniffer's first look)."""
+    with open(path, "rb") as handle:
+        skipped = 0
+        for line in handle:
+            if not _COMMENT_LINE.fullmatch(line):
+                break
+            skipped += len(line)
+        else:
+            return f"no MLIR found: only comments ({skipped:,} bytes)"
+        handle.seek(skipped)
+        reason = sniff(handle.read(SNIFF_BYTES))
+    if reason == "no MLIR found in its first 256 KiB":
+        return f"no MLIR found in the 256 KiB after its {skipped:,} bytes of comments"
+    return reason
 
 
 def _why(exc: OSError) -> str:

@@ -454,6 +454,19 @@ def test_a_directory_of_bad_entries_still_reads_the_good_file(tmp_path):
     assert skipped["empty.mlir"] == "file skipped: empty file"
 
 
+@pytest.mark.parametrize("where", ["first page", "tail"])
+def test_a_dump_with_a_block_of_nul_bytes_is_read(tmp_path, where):
+    # Before: more than 1% NULs in the first 256 KiB skipped the whole file ("binary").
+    data = (b"\x00" * 4096 + GOOD.encode() if where == "first page"
+            else GOOD.encode() + b"\x00" * 200_000)
+    code, out, _ = analyze(write(tmp_path, "damaged.mlir", data))
+    assert code == 0 and allocas(out) == 3
+    [note] = out["diagnostics"]
+    assert "control byte 0x00 (NUL)" in note["message"]
+    assert (note["line"], note["col"]) == ((1, 1) if where == "first page"
+                                           else (GOOD.count("\n") + 1, 1))
+
+
 def test_an_unreadable_file_is_a_note(tmp_path, monkeypatch):
     dump = tmp_path / "dump"
     dump.mkdir()
