@@ -64,6 +64,7 @@ def programs(draw) -> tuple[str, dict[str, int]]:
         lines.append("  }")
     lines.append("}")
     lines.extend(f"#loc{i} = {text}" for i, text in enumerate(aliases, 1))
+    # Powers of two, as MLIR's alignments are (2 bytes: less than a word, one word).
     align = draw(st.dictionaries(st.sampled_from(["201", "202", "vmem"]),
-                                 st.sampled_from([4, 8, 32, 64, 100]), max_size=3))
+                                 st.sampled_from([2, 4, 8, 32, 64, 128]), max_size=3))
     return "\n".join(lines) + "\n", align

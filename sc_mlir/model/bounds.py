@@ -133,6 +133,11 @@ class Bounds:
         for key, value in values.items():
             if value <= 0:
                 raise ValueError(f"alignment for {key} must be positive")
+            # As MLIR's own `alignment` (its verifier refuses others): 3 would be read as
+            # one word and 6 as two, an alignment nobody asked for.
+            if value & (value - 1):
+                raise ValueError(f"alignment for {key} ({source}) must be a power of two "
+                                 f"(bytes), not {value}")
             align[parse_space_key(key)] = (int(value), source)
         return replace(self, align_bytes=align)
 

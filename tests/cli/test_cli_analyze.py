@@ -123,6 +123,18 @@ def test_alignment_option_is_reported_and_used():
     assert space["stack_peak_words"] == 620
 
 
+@pytest.mark.parametrize("value", ["3", "6", "12", "0", "-4"])
+def test_an_alignment_that_is_not_a_power_of_two_is_refused(tmp_path, monkeypatch, value):
+    # Before: 3 bytes was taken as one word and 6 as two, silently.
+    refused = run("analyze", "--example", "--align", f"201={value}")
+    assert refused.exit_code == 2 and "alignment for 201" in refused.output
+    assert ("must be positive" if int(value) <= 0 else f"power of two (bytes), not {value}"
+            ) in refused.output
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sc-mlir.toml").write_text(f"[align]\n201 = {value}\n")
+    assert run("analyze", "--example").exit_code == 2
+
+
 def test_config_file_in_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sc-mlir.toml").write_text('chip = "v6e"\n[bounds]\nspmem = 1000\n'
