@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from sc_mlir.syntax.patterns import SSA_RESULTS
 
@@ -27,7 +28,6 @@ _MLIR_SIGNAL = re.compile(
     rb"memref\.alloca[ \t]*\()"
 )
 MLIR_BYTECODE_MAGIC = b"ML\xefR"
-_NUL_RUN = re.compile(rb"\x00+")
 # A byte that `bytes.strip(b" \t\r\n")` keeps: found at once in a file that is not blank,
 # where the strip copies the whole head (3 ms of dir300's discovery, before any worker).
 _NOT_BLANK = re.compile(rb"[^ \t\r\n]")
@@ -53,18 +53,18 @@ def sniff(head: bytes) -> str | None:
         return "empty file"
     # (A search for one NUL runs in memchr; counting them takes a hundred times longer.)
     nuls = head.count(b"\x00") if b"\x00" in head else 0
-    # A dump damaged by a crash may hold NUL bytes: a few, or blocks of them (a page the
-    # crash left zeroed, a preallocated tail never written). It is read, and the scanner
-    # says where they are. NULs scattered through it (a binary file) are not text: more
-    # than one run of them in a hundred bytes.
-    if nuls and len(_NUL_RUN.findall(head)) * 100 > len(head):
+    # A dump damaged by a crash may hold a few NUL bytes: it is read, and the scanner
+    # says where they are. More (an archive holding dumps, a zeroed block that took part
+    # of the text with it) is not read as text: an archive's dumps would be counted
+    # twice, and a block's lost allocas could turn a crossing into a fit.
+    if nuls * 100 > len(head):
         return "binary file (NUL bytes)"
-    if _MLIR_SIGNAL.search(head) is None:
-        if not nuls:
-            return "no MLIR found in its first 256 KiB"
-        # (Mostly NULs: a sparse file.)
-        return "binary file (NUL bytes)" if nuls * 100 > len(head) else \
-            "binary file (NUL bytes), no MLIR text in it"
+    if _MLIR_SIGNAL.search(head) is None and (
+            b"\r" not in head or _MLIR_SIGNAL.search(head.replace(b"\r", b"\n")) is None):
+        # (A lone CR ends a line for MLIR, not for `^`: a dump with lone-CR line ends
+        # whose first line is a comment.)
+        return "binary file (NUL bytes), no MLIR text in it" if nuls else \
+            "no MLIR found in its first 256 KiB"
     return None
 
 
@@ -134,9 +134,11 @@ def _check(path: str, on_head: Callable[[str, bytes], object] | None = None) -> 
     return reason
 
 
-# Comment lines and blank ones, the last perhaps cut short by the end of the head.
-_ONLY_COMMENTS = re.compile(rb"(?:[ \t\r\f]*(?://[^\n]*)?\n)*[ \t\r\f]*(?://[^\n]*|/)?")
-_COMMENT_LINE = re.compile(rb"[ \t\r\f]*(?://[^\n]*)?\n?")
+# Comment lines and blank ones (a CR ends a line, and a `//` comment, as for MLIR), the
+# last perhaps cut short by the end of the head.
+_ONLY_COMMENTS = re.compile(rb"(?:[ \t\f]*(?://[^\n\r]*)?(?:\r\n?|\n))*[ \t\f]*(?://[^\n\r]*|/)?")
+_COMMENT_LINES = re.compile(rb"(?:[ \t\f]*(?://[^\n\r]*)?(?:\r\n?|\n))*")
+_LINE_END = re.compile(rb"[\r\n]")
 
 
 def _sniff_past_comments(path: str) -> str | None:
@@ -144,17 +146,38 @@ def _sniff_past_comments(path: str) -> str | None:
     header longer than the sniffer's first look)."""
     with open(path, "rb") as handle:
         skipped = 0
-        for line in handle:
-            if not _COMMENT_LINE.fullmatch(line):
-                break
-            skipped += len(line)
-        else:
-            return f"no MLIR found: only comments ({skipped:,} bytes)"
-        handle.seek(skipped)
-        reason = sniff(handle.read(SNIFF_BYTES))
+        while True:
+            handle.seek(skipped)
+            chunk = handle.read(SNIFF_BYTES)
+            lines = _COMMENT_LINES.match(chunk).end()  # type: ignore[union-attr]
+            if _ONLY_COMMENTS.fullmatch(chunk, lines):  # and perhaps a line cut short
+                if len(chunk) < SNIFF_BYTES:
+                    return f"no MLIR found: only comments ({skipped + len(chunk):,} bytes)"
+                if lines == 0:  # one comment line longer than a chunk: on to its end
+                    end = _line_end_after(handle, skipped + len(chunk))
+                    if end is None:
+                        return f"no MLIR found: only comments ({handle.tell():,} bytes)"
+                    lines = end - skipped
+                skipped += lines
+                continue
+            skipped += lines
+            handle.seek(skipped)
+            reason = sniff(handle.read(SNIFF_BYTES))
+            break
     if reason == "no MLIR found in its first 256 KiB":
         return f"no MLIR found in the 256 KiB after its {skipped:,} bytes of comments"
     return reason
+
+
+def _line_end_after(handle: BinaryIO, offset: int) -> int | None:
+    """The offset past the first CR or LF at or after `offset` (None: there is none)."""
+    handle.seek(offset)
+    while chunk := handle.read(SNIFF_BYTES):
+        found = _LINE_END.search(chunk)
+        if found is not None:
+            return offset + found.end()
+        offset += len(chunk)
+    return None
 
 
 def _why(exc: OSError) -> str:
