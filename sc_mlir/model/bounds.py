@@ -131,14 +131,20 @@ class Bounds:
     def with_alignments(self, values: Mapping[str, int], source: str) -> Bounds:
         align = dict(self.align_bytes)
         for key, value in values.items():
+            # (A whole float such as 64.0 is taken, as before; true is not a number here.)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or value != int(value):
+                raise ValueError(f"alignment for {key} ({source}) must be a whole number "
+                                 f"of bytes, not {value!r}")
             if value <= 0:
-                raise ValueError(f"alignment for {key} must be positive")
+                raise ValueError(f"alignment for {key} ({source}) must be positive")
             # As MLIR's own `alignment` (its verifier refuses others): 3 would be read as
             # one word and 6 as two, an alignment nobody asked for.
-            if value & (value - 1):
+            whole = int(value)
+            if whole & (whole - 1):
                 raise ValueError(f"alignment for {key} ({source}) must be a power of two "
-                                 f"(bytes), not {value}")
-            align[parse_space_key(key)] = (int(value), source)
+                                 f"(bytes), not {whole}")
+            align[parse_space_key(key)] = (whole, source)
         return replace(self, align_bytes=align)
 
 

@@ -132,7 +132,16 @@ def test_an_alignment_that_is_not_a_power_of_two_is_refused(tmp_path, monkeypatc
             ) in refused.output
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sc-mlir.toml").write_text(f"[align]\n201 = {value}\n")
-    assert run("analyze", "--example").exit_code == 2
+    from_config = run("analyze", "--example")
+    assert from_config.exit_code == 2 and "(config " in from_config.output
+
+
+def test_alignments_from_python_are_whole_numbers_of_bytes():
+    from sc_mlir.model.bounds import Bounds
+    assert Bounds.default().with_alignments({"201": 64.0}, "api").align_bytes["201"] == (64, "api")
+    for value in (True, 6.5, "64"):
+        with pytest.raises(ValueError, match="must be a whole number of bytes"):
+            Bounds.default().with_alignments({"201": value}, "api")
 
 
 def test_config_file_in_the_working_directory(tmp_path, monkeypatch):
