@@ -151,6 +151,8 @@ def views_from_json(path: str) -> list[SpaceView]:
             data = json.load(handle)
         except RecursionError:
             raise ValueError(f"{path}: nested too deep to be a saved analysis") from None
+        except ValueError as exc:  # not JSON, or not UTF-8
+            raise ValueError(f"{path}: not a saved analysis: {exc}") from None
     if not isinstance(data, dict) or "spaces" not in data or "allocations" not in data:
         raise ValueError(f"{path}: not a saved analysis with every alloca (save it with "
                          "'sc-mlir analyze --format json --allocations')")

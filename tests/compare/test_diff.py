@@ -216,6 +216,11 @@ def test_a_damaged_saved_analysis_is_refused_naming_the_field(tmp_path):
         assert refused.exit_code == 2 and f"no '{field}'" in " ".join(refused.output.split())
     path.write_text('{"spaces": ' * 100_000 + '1' + '}' * 100_000)
     assert runner.invoke(app, ["diff", str(path), after]).exit_code == 2
+    for broken in (b'{"spaces": [', b'{"spaces": "\xff"}'):  # cut short; not UTF-8
+        path.write_bytes(broken)
+        refused = runner.invoke(app, ["diff", str(path), after])
+        assert refused.exit_code == 2 and "damaged.json: not a saved analysis" in " ".join(
+            refused.output.split())
 
 
 # --- the matching rules, on small views -------------------------------------------------
