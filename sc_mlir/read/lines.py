@@ -20,6 +20,9 @@ from sc_mlir.read.lexicon import (
     code_of,
 )
 
+# NULs in a row, as many as no printer writes but a zeroed page (or more) holds.
+_NUL_BLOCK = re.compile("\0{64,}")
+
 
 class HeldLines:
     """`Scanner`'s line holding (state: `held`, `join_map`, `odd_lines`). Methods of
@@ -47,6 +50,14 @@ class HeldLines:
             what = ("invalid UTF-8 in the text; its bytes read as U+FFFD" if char == REPLACEMENT
                     else f"control byte 0x{ord(char):02x}" + (" (NUL)" if char == "\0" else "")
                     + " in the text; read as a space")
+            block = _NUL_BLOCK.search(line)
+            if block is not None:
+                # A block a crash zeroed took the text it replaced with it: what that held
+                # (allocas, region ends) is missing from the report, which may then fit.
+                what = (f"{block.end() - block.start():,} NUL bytes in a row (a block a "
+                        "crash may have zeroed): the text that was there is lost, and the "
+                        "report lacks what it held")
+                m = block
             cleaned = _CONTROL_CHARACTER.sub(" ", line)
             self.diagnose(line_no, m.start() + 1, what, cleaned)
             return cleaned

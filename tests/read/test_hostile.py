@@ -138,6 +138,23 @@ def test_an_alloca_whose_type_does_not_parse(tmp_path):
     assert "expected" in message and "memref<128xq32?" in quote
 
 
+def test_a_zeroed_block_says_that_text_is_lost(tmp_path):
+    # A block of NULs in the place of text (a page a crash zeroed, small enough for the
+    # file to be read): what it held is missing, here the second alloca, and the note
+    # says so rather than only that a NUL byte was blanked.
+    text = b"// a note\n" * 1_000 + GOOD.encode()
+    start = text.index(b"    %1 = memref")
+    end = text.index(b"\n", start)
+    damaged = text[:start] + b"\x00" * 70 + text[end:]
+    assert damaged.count(b"\x00") * 100 <= len(damaged)  # read, not skipped as binary
+    _, out, _ = analyze(write(tmp_path, "zeroed.mlir", damaged))
+    assert allocas(out) == 2
+    line = text[:start].count(b"\n") + 1
+    assert notes(out)[0][:3] == (line, 1, "70 NUL bytes in a row (a block a crash may have "
+                                 "zeroed): the text that was there is lost, and the report "
+                                 "lacks what it held")
+
+
 def test_unknown_dialect_types_and_attributes(tmp_path):
     text = GOOD.replace("memref<128xi32, 201>", "memref<4x!foo.bar<1, 2>, #my.space<x>>")
     _, out, _ = analyze(write(tmp_path, "unknown.mlir", text), "--allocations")
