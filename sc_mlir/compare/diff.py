@@ -158,11 +158,11 @@ def views_from_json(path: str) -> list[SpaceView]:
                          "'sc-mlir analyze --format json --allocations')")
     saved = _Saved(path)
     root = str(data.get("path", ""))
-    rows: dict[tuple[str, int, str, str], list[dict]] = defaultdict(list)
+    rows: dict[tuple[str, int, str, str], list[tuple[str, dict]]] = defaultdict(list)
     for where, row in saved.records(data, "allocations"):
         key = (saved.get(row, where, "file", str), saved.get(row, where, "chunk", int, 0),
                saved.get(row, where, "func", str), saved.space_key(row, where))
-        rows[key].append(row)
+        rows[key].append((where, row))
     latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
     for where, space in saved.records(data, "spaces"):
         key = (saved.get(space, where, "file", str), saved.get(space, where, "func", str),
@@ -172,7 +172,8 @@ def views_from_json(path: str) -> list[SpaceView]:
             latest[key] = (where, space)
     views = []
     for (file, func, space_key), (where, space) in latest.items():
-        allocas = sorted(map(saved.alloca, rows[(file, space.get("chunk", 0), func, space_key)]),
+        allocas = sorted((saved.alloca(where_row, row) for where_row, row
+                          in rows[(file, space.get("chunk", 0), func, space_key)]),
                          key=lambda view: view.order)
         views.append(SpaceView(
             program=_relative(file, root), func=func, space_key=space_key,
@@ -197,7 +198,6 @@ class _Saved:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.where_of: dict[int, str] = {}
 
     def records(self, data: dict, key: str) -> list[tuple[str, dict]]:
         items = data[key]
@@ -208,7 +208,6 @@ class _Saved:
             where = f"{key}[{number}]"
             if not isinstance(item, dict):
                 raise self.wrong(where, "an object", item)
-            self.where_of[id(item)] = where
             found.append((where, item))
         return found
 
@@ -229,9 +228,7 @@ class _Saved:
         return _space_key(self.get(record, where, "space_id", int, None),
                           self.get(record, where, "space_name", str, ""))
 
-    def alloca(self, row: dict) -> AllocaView:
-        where = self.where_of[id(row)]
-
+    def alloca(self, where: str, row: dict) -> AllocaView:
         def get(key: str, kind: type, default: object = None) -> Any:
             return self.get(row, where, key, kind, default)
 
