@@ -16,7 +16,7 @@ a reuse-aware allocator would need ("allocated"), next to the liveness lower bou
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sc_mlir.analysis.stack import align_up
@@ -27,15 +27,22 @@ if TYPE_CHECKING:
 
 def interference_edges(intervals: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """Pairs (i, j), i < j, of intervals that overlap; a sweep, not all pairs."""
+    edges: list[tuple[int, int]] = []
+    for i, overlapping in _sweep(intervals):
+        edges.extend((min(i, j), max(i, j)) for j in overlapping)
+    return edges
+
+
+def _sweep(intervals: Sequence[tuple[int, int, int]]) -> Iterator[tuple[int, list[int]]]:
+    """Each interval, in order of start, with the earlier ones that overlap it (a list
+    that is the sweep's own: read it before the next step)."""
     order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
     active: list[int] = []
-    edges: list[tuple[int, int]] = []
     for i in order:
         start = intervals[i][0]
         active = [j for j in active if intervals[j][1] >= start]
-        edges.extend((min(i, j), max(i, j)) for j in active)
+        yield i, active
         active.append(i)
-    return edges
 
 
 def build_graph(intervals: Sequence[tuple[int, int, int]],
@@ -117,16 +124,11 @@ def _edge_count(intervals: Sequence[tuple[int, int, int]]) -> int:
 
 def _neighbours(intervals: Sequence[tuple[int, int, int]]) -> list[list[int]]:
     """Each interval's overlapping others (`interference_edges`, as adjacency lists)."""
-    order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
     neighbours: list[list[int]] = [[] for _ in intervals]
-    active: list[int] = []
-    for i in order:
-        start = intervals[i][0]
-        active = [j for j in active if intervals[j][1] >= start]
-        for j in active:
+    for i, overlapping in _sweep(intervals):
+        for j in overlapping:
             neighbours[j].append(i)
-        neighbours[i].extend(active)
-        active.append(i)
+        neighbours[i].extend(overlapping)
     return neighbours
 
 
