@@ -136,8 +136,8 @@ def _check(path: str, on_head: Callable[[str, bytes], object] | None = None) -> 
 
 # Comment lines and blank ones (a CR ends a line, and a `//` comment, as for MLIR), the
 # last perhaps cut short by the end of the head.
-_ONLY_COMMENTS = re.compile(rb"(?:[ \t\f]*(?://[^\n\r]*)?(?:\r\n?|\n))*[ \t\f]*(?://[^\n\r]*|/)?")
 _COMMENT_LINES = re.compile(rb"(?:[ \t\f]*(?://[^\n\r]*)?(?:\r\n?|\n))*")
+_ONLY_COMMENTS = re.compile(_COMMENT_LINES.pattern + rb"[ \t\f]*(?://[^\n\r]*|/)?")
 _LINE_END = re.compile(rb"[\r\n]")
 
 
