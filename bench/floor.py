@@ -46,7 +46,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from generate import bench_file_name  # noqa: E402  (bench/ is not a package)
-from run import CPP_SCRIPT, available, run_command, run_parser, run_sc_mlir  # noqa: E402
+from run import (  # noqa: E402
+    CPP_SCRIPT,
+    available,
+    compile_bytecode,
+    run_command,
+    run_parser,
+    run_sc_mlir,
+)
 
 PARTS = ("interpreter start", "imports", "read the file", "#loc table check",
          "whole-text checks", "structure and last uses", "checks of every use",
@@ -340,6 +347,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    compile_bytecode()
     if args.one:
         print(json.dumps(one_run(args.one)))
         return

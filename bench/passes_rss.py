@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from generate import write_module
-from run import MIB, Run, run_command, sc_mlir_command
+from run import MIB, Run, compile_bytecode, run_command, sc_mlir_command
 
 _GROWING = re.compile(r"memref<(\d+)xf32, 201>")
 
@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--module-kb", type=int, default=100, help="size of one module")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
+    compile_bytecode()
     counts = [int(c) for c in args.chunks.split(",")]
     base = sc_mlir_command()
     rows = []

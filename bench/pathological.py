@@ -28,6 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import compile_bytecode  # bench/ is not a package
+
 from sc_mlir.failures.logs import read_log_text
 from sc_mlir.notebook import load
 
@@ -142,6 +145,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="cases whose name contains this")
     parser.add_argument("--one", nargs=2, metavar=("CASE", "BYTES"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    compile_bytecode()
     if args.one:
         seconds, rss = measure_here(args.one[0], int(args.one[1]), args.jobs)
         print(seconds, rss)

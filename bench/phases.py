@@ -20,6 +20,10 @@ import subprocess
 import sys
 import time
 from itertools import pairwise
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import compile_bytecode  # bench/ is not a package
 
 PHASES = ("imports", "read_events", "build", "analyze", "object", "dumps")
 
@@ -67,6 +71,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    compile_bytecode()
     if args.one:
         print(json.dumps(one_run(args.files[0])))
         return
