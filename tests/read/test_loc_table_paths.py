@@ -91,9 +91,26 @@ def test_generated_table_lines_read_alike(name, pieces):
     '#loc1 = loc("f.py":1:2)', '#loc1 = loc("f.py":1:2 to 3:4)', '#loc1 = loc("f.py":1:2 to :9)',
     '#loc1 = loc("jit(f)/fusion.3"(#loc2))', '#loc1 = loc("name")', "#loc1 = loc(unknown)",
     "#loc1 = loc(fused[#loc2, #loc3, #loc4])", "#loc1 = loc(callsite(#loc2 at #loc3))",
-    '#loc1 = loc("f.<locals>.g"(#loc2))'])
+    '#loc1 = loc("f.<locals>.g"(#loc2))',
+    # Written inline, as jax prints them (fixtures/sample): without the common pattern,
+    # a table of these compiled the balanced patterns (55 ms of a small dump's run).
+    '#loc2 = loc("run_scoped"("model/embedding.py":122:4 to :61))',
+    '#loc6 = loc("epilogue_scratch"("model/epilogue.py":12:4))',
+    '#loc20 = loc(callsite("lookup_level"("e.py":88:12 to :66) at "e.py":84:4))',
+    '#loc22 = loc(callsite(#loc23 at "model/embedding.py":90:8))',
+    '#loc23 = loc(fused["model/embedding.py":89:12 to :66, "table_shard"])',
+    '#loc7 = loc(callsite(callsite("f"("a.py":1:2) at "b.py":3:4) at "c.py":5:6))'])
 def test_the_printer_s_shapes_are_common(line):
     assert _verdicts(line.encode()) == (True, True, True)
+
+
+@pytest.mark.parametrize("line", [
+    '#loc1 = loc(callsite(callsite(callsite("f"("a.py":1:2) at "b.py":3:4) at "c":5:6) at "d"))',
+    '#loc1 = loc(fused<{x = 1}>["a.py":1:2])', '#loc1 = loc("args[0]")'])
+def test_deeper_or_other_brackets_are_left_to_the_balanced_patterns(line):
+    # Brackets nested four deep, `<`/`{` outside strings, `[` in a string: not common
+    # (the balanced patterns say what they are).
+    assert not _verdicts(line.encode())[0]
 
 
 def _tables() -> list[bytes]:
@@ -155,6 +172,44 @@ def _read(data: bytes, before: dict[str, str], fast: bool
 def test_the_numbering_check_gives_what_the_careful_check_gives(table, before):
     data = b"module {\n}\n" + table
     assert _read(data, before, fast=True) == _read(data, before, fast=False)
+
+
+def _table_ends(data: bytes) -> tuple[int, int]:
+    """`_table_end` of the whole text after its first line, and where `_loc_table()` stops."""
+    start = data.index(b"\n") + 1
+    return (events._table_end(data, start, len(data)),
+            _loc_table().match(data, start, len(data)).end())
+
+
+_INLINE_LINES = [
+    '#loc{} = loc("run_scoped"("model/embedding.py":122:4 to :61))',
+    '#loc{} = loc(callsite("lookup_level"("e.py":88:12 to :66) at "e.py":84:4))',
+    '#loc{} = loc(fused["model/embedding.py":89:12 to :66, "table_shard"])',
+    '#loc{} = loc("a.py":{}:2)']
+
+
+@pytest.mark.parametrize("table", [
+    *_tables(),
+    "".join(line.format(n, n) + "\n" for n in (1, 2, 7, 9) for line in _INLINE_LINES).encode(),
+    "".join(line.format(n, n) + "\n" for n in (1, 2, 7)
+            for line in _INLINE_LINES)[:-1].encode(),  # no newline at the end
+    b"#loc1 = loc(unknown)\n\n#loc2 = loc(unknown)\n",  # a blank line ends it
+    b"#loc1 = loc(unknown)\n#loc2 = loc(\"args[0]\")\n#loc3 = loc(unknown)\n", b"", b"\n"])
+def test_the_table_s_end_is_where_the_balanced_pattern_stops(table):
+    assert len(set(_table_ends(b"module {\n" + table))) == 1
+
+
+def test_a_table_of_common_lines_out_of_order_compiles_no_balanced_pattern():
+    # fixtures/sample's tables skip numbers (#loc14, then #loc20): read by `_checked_table`,
+    # whose lines are all common.
+    sample = FIXTURES / "sample" / "sparse_core" / "module_0007.sc_embedding_lookup_fwd.mlir"
+    data = sample.read_bytes()
+    start = events.table_start(data, 0)
+    assert start is not None and _numbered_in_order(data, start) is None
+    _loc_table.cache_clear()
+    _loc_line.cache_clear()
+    trailing_table(data, 0, {})
+    assert _loc_table.cache_info().currsize == _loc_line.cache_info().currsize == 0
 
 
 def test_a_table_numbered_one_by_one_is_a_range():
