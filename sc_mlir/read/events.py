@@ -141,16 +141,25 @@ for _ in range(4):
 # bracket, the file's line and column with none.)
 _COMMON_LOC = (_STRING + rb'(?:\(#loc\d*+\)|[^"()\[\]{}<>=\n]*+)'
                rb"|fused\[#loc\d*+(?:, #loc\d*+)*+\]|callsite\(#loc\d*+ at #loc\d*+\)|unknown")
+_COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb")\)\n")
 # Locations written inline rather than through aliases (`"run_scoped"("k.py":122:4 to :61)`,
 # `callsite("f"("k.py":88:12) at "k.py":84:4)`, `fused["k.py":89:12, "shard"]`), as jax
 # prints them: what `_BALANCED` takes, with `(` and `[` nested up to 3 deep and no `<`
-# or `{` outside strings. Tried after the shapes above, it spares such a table the
-# balanced patterns, whose compiling (55 ms) was a third of `sc-mlir analyze --example`.
+# or `{` outside strings.
 _SHALLOW = _INNER + rb"*+"
 for _ in range(3):
     _SHALLOW = rb"(?:" + _INNER + rb"|\(" + _SHALLOW + rb"\)|\[" + _SHALLOW + rb"\])*+"
-_COMMON_LOC_LINE = re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb"|"
-                              + _SHALLOW + rb")\)\n")
+
+
+# Tried when a block holds lines `_COMMON_LOC_LINE` does not take: it spares a table of
+# inline locations the balanced patterns, whose compiling (55 ms) was a third of
+# `sc-mlir analyze --example`; compiled then (3 ms), not by every run.
+@cache
+def _inline_loc_line() -> re.Pattern[bytes]:
+    """As `_COMMON_LOC_LINE`, and lines of inline locations too (each one `_loc_table()`
+    takes)."""
+    return re.compile(rb"(?<=\n)#loc(\d*+) = loc\((?:" + _COMMON_LOC + rb"|" + _SHALLOW
+                      + rb")\)\n")
 
 
 # The patterns holding `_BALANCED` take a fiftieth of a second each to compile: only when
@@ -921,6 +930,8 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
         lines = data.count(b"\n", block, block_end)
         names = _COMMON_LOC_LINE.findall(data, block, block_end)
         if len(names) != lines:
+            names = _inline_loc_line().findall(data, block, block_end)
+        if len(names) != lines:
             names = _loc_line().findall(data, block, block_end)
             if len(names) != lines:
                 return None
@@ -990,11 +1001,12 @@ def _checked_table(data: bytes, body_end: int) -> tuple[int, array[int]]:
 
 def _table_end(data: bytes, block: int, block_end: int) -> int:
     """Where `_loc_table()` stops in data[block:block_end]: past the last newline when every
-    line there is a common one (`_COMMON_LOC_LINE`, whose lines `_loc_table()` takes),
-    without compiling the balanced pattern (27 ms) for a table that is only not numbered
-    one by one."""
+    line there is a common one (`_COMMON_LOC_LINE`, `_inline_loc_line()`: lines `_loc_table()`
+    takes), without compiling the balanced pattern (27 ms) for a table that is only not
+    numbered one by one."""
     lines = data.count(b"\n", block, block_end)
-    if lines and len(_COMMON_LOC_LINE.findall(data, block, block_end)) == lines:
+    if lines and (len(_COMMON_LOC_LINE.findall(data, block, block_end)) == lines
+                  or len(_inline_loc_line().findall(data, block, block_end)) == lines):
         return data.rindex(b"\n", block, block_end) + 1
     return _loc_table().match(data, block, block_end).end()
 

@@ -21,6 +21,7 @@ from sc_mlir.read.events import (
     _COMMON_LOC_LINE,
     _checked_table,
     _increasing,
+    _inline_loc_line,
     _loc_line,
     _loc_table,
     _numbered_in_order,
@@ -43,21 +44,25 @@ def _generated(tmp_path: Path, form: str) -> Path:
     return path
 
 
+def _takes(pattern: re.Pattern[bytes], data: bytes) -> bool:
+    found = pattern.match(data, 1)
+    return found is not None and found.end() == len(data)
+
+
 def _verdicts(line: bytes) -> tuple[bool, bool, bool]:
-    """Whether the common pattern, the line pattern and the balanced table pattern take
-    `line` whole."""
+    """Whether a common pattern (`_COMMON_LOC_LINE`, else `_inline_loc_line()`), the line
+    pattern and the balanced table pattern take `line` whole."""
     data = b"\n" + line + b"\n"
-    common = _COMMON_LOC_LINE.match(data, 1)
-    any_line = _loc_line().match(data, 1)
-    table = _loc_table().match(data, 1).end() == len(data)
-    return (common is not None and common.end() == len(data),
-            any_line is not None and any_line.end() == len(data), table)
+    return (_takes(_COMMON_LOC_LINE, data) or _takes(_inline_loc_line(), data),
+            _takes(_loc_line(), data), _loc_table().match(data, 1).end() == len(data))
 
 
 def _assert_alike(line: bytes) -> None:
+    data = b"\n" + line + b"\n"
     common, any_line, table = _verdicts(line)
     assert any_line == table, line
     assert not common or table, line
+    assert not _takes(_COMMON_LOC_LINE, data) or _takes(_inline_loc_line(), data), line
 
 
 def test_the_corpus_and_fixture_table_lines_read_alike(tmp_path):
@@ -209,6 +214,15 @@ def test_a_table_of_common_lines_out_of_order_compiles_no_balanced_pattern():
     _loc_table.cache_clear()
     _loc_line.cache_clear()
     trailing_table(data, 0, {})
+    assert _loc_table.cache_info().currsize == _loc_line.cache_info().currsize == 0
+
+
+def test_a_table_numbered_one_by_one_of_inline_lines_compiles_no_balanced_pattern():
+    data = b"module {\n}\n" + "".join(
+        line.format(n, n) + "\n" for n, line in enumerate(_INLINE_LINES * 3, 1)).encode()
+    _loc_table.cache_clear()
+    _loc_line.cache_clear()
+    assert _numbered_in_order(data, data.index(b"#loc")) is not None
     assert _loc_table.cache_info().currsize == _loc_line.cache_info().currsize == 0
 
 
