@@ -531,13 +531,16 @@ def parse_alloca_body(text: str) -> AllocaBody:
 # these patterns are unsure of, goes to the grammar; tests/syntax/test_common_shapes.py holds
 # both to the same answers.
 _COMMON_MEMREF = re.compile(
-    r"memref<((?:[0-9]{1,18}x)*)"
+    r"memref<((?:(?:[0-9]{1,18}|\?)x)*)"
     r"((?:[su]?i[0-9]{1,4}|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
     r"|f4E[0-9A-Z]+|none)(?![\w$.])|![A-Za-z_][\w$.]*)"
     r"((?:, (?:[0-9]+|#[A-Za-z_][\w$.]*(?:<[A-Za-z_][\w$.]*>)?))*)>")
+# The value names a pretty op takes: its dynamic sizes in `(...)`, its symbols in `[...]`.
+_COMMON_USES = r"((?:%[\w$.\-]+(?:#[0-9]+)?(?:, %[\w$.\-]+(?:#[0-9]+)?)*)?)"
 _COMMON_BODY = re.compile(
     r'(?:"(memref\.alloca|memref\.alloc|tpu\.sem_alloc)"\(\)(?: <\{([^{}"]*)\}>)? : \(\) -> '
-    r"|(memref\.alloca|memref\.alloc)\(\)(?: \{([^{}\"]*)\})? : "
+    rf"|(memref\.alloca|memref\.alloc)\({_COMMON_USES}\)(?:\[{_COMMON_USES}\])?"
+    r"(?: \{([^{}\"]*)\})? : "
     r"|(tpu\.sem_alloc)(?: \{([^{}\"]*)\})? : )(memref<.*>)")
 _COMMON_ENTRY = re.compile(
     r"([A-Za-z_][\w$.\-]*) = (array<\w+: [0-9, ]*>|[\w.\-]+(?: : [\w.]+)?)(?=, |$)")
@@ -547,16 +550,19 @@ def _common_body(text: str) -> AllocaBody | None:
     body = _COMMON_BODY.fullmatch(text)
     if body is None:
         return None
-    memref = _common_memref(body.group(7))
+    memref = _common_memref(body.group(9))
     if memref is None:
         return None
-    generic_op, generic_attrs, pretty_op, pretty_attrs, sem_op, sem_attrs = body.groups()[:6]
+    (generic_op, generic_attrs, pretty_op, sizes, symbols, pretty_attrs, sem_op,
+     sem_attrs) = body.groups()[:8]
     attributes = _common_attributes(generic_attrs or pretty_attrs or sem_attrs or "")
     if attributes is None:
         return None
     if generic_op is not None:
         return ("generic", (), (), attributes, memref, generic_op)
-    return ("pretty", (), (), attributes, memref, pretty_op or sem_op)
+    return ("pretty", tuple(sizes.split(", ")) if sizes else (),
+            tuple(symbols.split(", ")) if symbols else (), attributes, memref,
+            pretty_op or sem_op)
 
 
 def _common_attributes(text: str) -> tuple[tuple[str, str | None], ...] | None:
@@ -581,8 +587,8 @@ def _common_memref(text: str) -> MemRefType | None:
     if m is None:
         return None
     dims, element_text, params = m.groups()
-    shape = tuple(int(d) for d in dims.split("x")[:-1])
-    if any(d > MAX_DIMENSION for d in shape):
+    shape = tuple(None if d == "?" else int(d) for d in dims.split("x")[:-1])
+    if any(d is not None and d > MAX_DIMENSION for d in shape):
         return None
     if element_text[0] == "!":
         element = ElementType(element_text, ASSUMED_ELEMENT_BITS.get(element_text))
@@ -760,7 +766,85 @@ def parse_common_location(text: str) -> Location | None:
 
 def parse_location(text: str) -> Location:
     """Parse `loc(...)`. Raises SyntaxProblem."""
-    return _fast_location(text) or _parse_location_with_grammar(text)
+    return _fast_location(text) or _inline_location(text) or _parse_location_with_grammar(text)
+
+
+# Locations written inside one another rather than through aliases, as jax prints some
+# (`loc("run_scoped"("k.py":122:4 to :61))`, `loc(callsite("f"("k.py":88:12) at
+# "k.py":84:4))`, `loc(fused["k.py":89:12, "shard"])`): read without the grammar, whose
+# import and building cost a small dump's run a fifth of its time. Only as MLIR prints
+# them (its spacing, no escapes in strings); anything else is left to the grammar, and
+# tests/syntax/test_syntax_fast_paths.py holds the two to the same answers.
+_INLINE_FILE = re.compile(r'"([^"\\\n]*)":([0-9]+)(?::([0-9]+))?'
+                          r"(?: to (?::([0-9]+)|([0-9]+):([0-9]+)))?")
+_INLINE_NAME = re.compile(r'"([^"\\\n]*)"')
+_INLINE_ALIAS = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
+_INLINE_DEPTH = 64
+
+
+class _NotInline(Exception):
+    """A text `_inline_location` leaves to the grammar."""
+
+
+def _inline_location(text: str) -> Location | None:
+    if not (text.startswith("loc(") and text.endswith(")")):
+        return None
+    try:
+        location, end = _inline_at(text, 4, 0)
+    except _NotInline:
+        return None
+    return location if end == len(text) - 1 else None
+
+
+def _inline_at(text: str, at: int, depth: int) -> tuple[Location, int]:
+    """The location written from text[at], and where it ends."""
+    if depth > _INLINE_DEPTH:
+        raise _NotInline
+    if text.startswith('"', at):
+        if m := _INLINE_FILE.match(text, at):
+            file, line, col, same_line_col, end_line, end_col = m.groups()
+            end: tuple[int | None, int | None] = (None, None)
+            if same_line_col is not None:
+                end = (int(line), int(same_line_col))
+            elif end_line is not None:
+                end = (int(end_line), int(end_col))
+            return FileLoc(file, int(line), None if col is None else int(col), *end), m.end()
+        m = _INLINE_NAME.match(text, at)
+        if m is None:
+            raise _NotInline
+        at = m.end()
+        if not text.startswith("(", at):
+            return NameLoc(m.group(1), None), at
+        child, at = _inline_at(text, at + 1, depth + 1)
+        if not text.startswith(")", at):
+            raise _NotInline
+        return NameLoc(m.group(1), child), at + 1
+    if text.startswith("callsite(", at):
+        callee, at = _inline_at(text, at + 9, depth + 1)
+        if not text.startswith(" at ", at):
+            raise _NotInline
+        caller, at = _inline_at(text, at + 4, depth + 1)
+        if not text.startswith(")", at):
+            raise _NotInline
+        return CallSiteLoc(callee, caller), at + 1
+    if text.startswith("fused[", at):
+        at += 6
+        parts: list[Location] = []
+        if not text.startswith("]", at):
+            while True:
+                part, at = _inline_at(text, at, depth + 1)
+                parts.append(part)
+                if not text.startswith(", ", at):
+                    break
+                at += 2
+        if not text.startswith("]", at):
+            raise _NotInline
+        return FusedLoc(None, tuple(parts)), at + 1
+    if text.startswith("unknown", at):
+        return UnknownLoc(), at + 7
+    if m := _INLINE_ALIAS.match(text, at):
+        return AliasLoc(m.group()), m.end()
+    raise _NotInline
 
 
 @lru_cache(maxsize=1 << 14)

@@ -15,6 +15,7 @@ from sc_mlir.syntax.parse import (
     SyntaxProblem,
     _common_body,
     _fast_location,
+    _inline_location,
     _parse_results,
     _run,
     alloca_parser,
@@ -82,6 +83,58 @@ def test_the_common_shapes_take_the_fast_path():
     assert _fast_location('loc(fused["a", "b"])') is None  # left to the grammar
 
 
+def _nested(leaf: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Locations written inside one another, as MLIR prints them."""
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.tuples(st.sampled_from(['"n"', '"jit(f)/x"', '""', '"é"']), inner).map(
+            lambda p: f"{p[0]}({p[1]})"),
+        st.tuples(inner, inner).map(lambda p: f"callsite({p[0]} at {p[1]})"),
+        st.lists(inner, max_size=3).map(lambda parts: f"fused[{', '.join(parts)}]")),
+        max_leaves=8)
+
+
+printed_leaf = st.one_of(
+    alias, st.just("unknown"), st.sampled_from(['"k.py"', '"n"', '"a b"']),
+    st.tuples(st.sampled_from(['"k.py"', '"jit(f).py"', '"é"', '""']), number, number).map(
+        lambda p: f"{p[0]}:{p[1]}:{p[2]}"),
+    st.tuples(number, number, number).map(lambda p: f'"k.py":{p[0]}:{p[1]} to :{p[2]}'),
+    st.tuples(number, number, number, number).map(
+        lambda p: f'"k.py":{p[0]}:{p[1]} to {p[2]}:{p[3]}'),
+    number.map(lambda n: f'"k.py":{n}'))
+# Spellings the inline reader leaves to the grammar, or that are no location at all.
+odd_leaf = st.sampled_from(['"a\\"b"', '"a\\0A"', "callsite(#a  at #b)", "fused[#a,#b]",
+                            '"k.py" : 1 : 2', '"k.py":1:2 to', '"k.py":1:2:3', "#", "at",
+                            "fused<\"m\">[#a]", "unknownx", '"a"(#b) ', " #a", "[", ")"])
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(_nested(printed_leaf))
+def test_inline_locations_equal_the_grammar(body):
+    text = f"loc({body})"
+    assert _inline_location(text) == _run(location_parser(), text), text
+
+
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(_nested(st.one_of(printed_leaf, odd_leaf)))
+def test_what_the_inline_reader_reads_the_grammar_reads_alike(body):
+    text = f"loc({body})"
+    try:
+        grammar = _run(location_parser(), text)
+    except SyntaxProblem:
+        grammar = None
+    inline = _inline_location(text)
+    assert inline is None or inline == grammar, text
+
+
+def test_the_sample_s_inline_locations_take_no_grammar():
+    texts = ['loc("ids_buffer"("model/embedding.py":74:14 to :58))',
+             'loc(callsite("lookup_level"("model/embedding.py":88:12 to :66) at '
+             '"model/embedding.py":84:4))', 'loc(callsite(#loc23 at "model/embedding.py":90:8))',
+             'loc(fused["model/embedding.py":89:12 to :66, "table_shard"])']
+    for text in texts:
+        assert _inline_location(text) == _run(location_parser(), text), text
+
+
 # --- allocation op bodies ------------------------------------------------------------------
 
 element = st.sampled_from(["f32", "i32", "bf16", "i8", "i1", "si16", "ui8", "index", "f16",
@@ -100,6 +153,11 @@ attribute = st.sampled_from(["alignment = 64 : i64", "alignment = 64", "alignmen
                              "x = [1, 2]", "x = unit"])
 
 
+# Size operands of a pretty op: the printer's, and a few spellings left to the grammar.
+uses = st.sampled_from(["", "", "%c512", "%0, %n_1", "%x#1", "%a.b-c$", "%0 ,%1", " %0",
+                        "%", "%0,%1"])
+
+
 @st.composite
 def alloca_bodies(draw) -> str:
     dims = draw(st.lists(dimension, max_size=3))
@@ -115,7 +173,9 @@ def alloca_bodies(draw) -> str:
         text = f'"{op}"(){props} : () -> {memref}'
     elif form == "pretty":
         dict_text = f" {{{joined}}}" if attrs else draw(st.sampled_from(["", " {}"]))
-        text = f"{op}(){dict_text} : {memref}"
+        sizes = draw(uses)
+        symbols = draw(st.sampled_from(["", *(f"[{u}]" for u in ["", "%s", "%s, %t#2"])]))
+        text = f"{op}({sizes}){symbols}{dict_text} : {memref}"
     else:
         dict_text = f" {{{joined}}}" if attrs else ""
         text = f"{op}{dict_text} : {memref}"
@@ -146,6 +206,9 @@ def test_the_common_bodies_take_the_fast_path():
                  "memref.alloca() {alignment = 64 : i64} : memref<16xi32>",
                  "memref.alloca() : memref<f32>",
                  "memref.alloca() : memref<2x8xbf16, #tpu.memory_space<vmem>>",
+                 "memref.alloca(%c512) {alignment = 64 : i64} : "
+                 "memref<?xi32, #tpu.memory_space<vmem>>",
+                 "memref.alloca(%n, %m)[%s] : memref<?x4x?xf32, 201>",
                  "tpu.sem_alloc : memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>",
                  '"tpu.sem_alloc"() : () -> memref<2x!tpu.dma_semaphore, '
                  '#tpu.memory_space<semaphore_mem>>']:
