@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
@@ -61,6 +59,7 @@ from sc_mlir.support.tables import frame_of
 from sc_mlir.syntax.parse import warm_parsers
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
     from multiprocessing.context import BaseContext
 
     import pandas as pd
@@ -356,6 +355,8 @@ def _share_out_spans(reader: SpanReader, spans: list[event_spans.Span],
 def _spans_on_pool(pool: Executor, reader: SpanReader, spans: list[event_spans.Span],
                    settings: LoadSettings, work: FileWork) -> list[_SpanDone | None]:
     """Each span a task of the pool's, which reads a directory's other files too."""
+    from concurrent.futures import wait  # a pool's module: imported where there is one
+
     futures = [pool.submit(_read_span, reader.path, settings, reader.state, span, work)
                for span in spans]
     try:
@@ -769,6 +770,8 @@ def _size(path: str) -> int:
 
 def example_path() -> str:
     """The sample dump shipped inside the package (used by `--example`)."""
+    from importlib import resources  # 9M instructions at import, for --example alone
+
     packaged = resources.files("sc_mlir") / "examples"
     if packaged.is_dir():
         return str(packaged)

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import mmap
 import re
-from concurrent.futures import Executor, Future
-from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from sc_mlir.read.progress import BytesRead, count_in_worker
 from sc_mlir.read.scan import (
@@ -34,6 +33,9 @@ from sc_mlir.read.scan import (
     scan_file,
 )
 from sc_mlir.support.gcpause import paused_gc
+
+if TYPE_CHECKING:  # types only: a pool's module is imported where a pool runs
+    from concurrent.futures import Executor, Future
 
 # Below this size one process is faster than starting workers and joining their results.
 MIN_PART_BYTES = 4 << 20
@@ -294,6 +296,8 @@ class _Renumbering:
 def wait_reporting(future: Future, on_bytes: BytesRead | None) -> None:
     """Wait for a worker's future, telling `on_bytes` (with 0 new bytes of this process)
     every `REPORT_EVERY` seconds, so the progress shows what the workers scan meanwhile."""
+    from concurrent.futures import wait as wait_for  # only where a pool runs
+
     if on_bytes is None:
         wait_for([future])
         return

@@ -8,7 +8,6 @@ each kernel's bytecode as MLIR does (`sc_mlir.read.jaxbridge`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -146,6 +145,8 @@ def kernel_sources(program: Program) -> list[KernelSource]:
 
     Raises jaxbridge.JaxMissing or JaxApiError when no kernel can be read at all.
     """
+    import hashlib  # here: only a lowered program's kernels need it
+
     sources: list[KernelSource] = []
     seen: dict[bytes, str] = {}
     used: dict[str, int] = {}

@@ -14,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +110,8 @@ class SyntaxProblem(ValueError):
 
 def grammar_dir() -> Path:
     """Where the .lark files are: inside the installed package, else the source tree."""
+    from importlib import resources  # here: most runs build no grammar
+
     packaged = resources.files("sc_mlir") / "grammar"
     if packaged.is_dir():
         return Path(str(packaged))
