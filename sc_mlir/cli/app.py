@@ -89,7 +89,8 @@ FuncOpt = Annotated[list[str] | None, typer.Option("--func", metavar="NAME", hel
                     "with this name (shell-style wildcards allowed). Repeatable.")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Worker "
-                    "processes for reading (1 or more; default: all cores).")]
+                    "processes for reading (1 or more; default: all cores, one for a dump "
+                    "under about 2 MB).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", metavar=NO_METAVAR,
                                         help="No progress bar.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", metavar=NO_METAVAR, help="List "

@@ -103,6 +103,28 @@ def test_small_files_go_to_the_workers_in_groups(monkeypatch, tmp_path, tasks_pe
     assert changes < 2 * tasks_per_worker
 
 
+def _pid(records) -> int:
+    return os.getpid()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default jobs are one process here")
+def test_a_small_dump_is_read_here_with_the_default_jobs(monkeypatch, tmp_path):
+    import sc_mlir.model.dump as dump_module
+
+    path = _golden_four_times(tmp_path)  # 16 files: 0.2 MB counted
+    pids: dict[str, list[int]] = {}
+    for label, jobs, small in (("default", None, None), ("asked", 2, None),
+                               ("default, larger", None, 0)):
+        if small is not None:
+            monkeypatch.setattr(dump_module, "SMALL_READ_BYTES", small)
+        answers: list[int] = []
+        load(path, jobs=jobs, work=_pid, keep_records=False, on_answer=answers.append)
+        pids[label] = answers
+    assert set(pids["default"]) == {os.getpid()}
+    # Asked for, or with more to read, the workers read.
+    assert os.getpid() not in pids["asked"] and os.getpid() not in pids["default, larger"]
+
+
 def _dies_in_a_worker_on_nested(parent: int, records):
     if os.getpid() != parent and any("nested" in r.file for r in records):
         os._exit(3)  # as the kernel's out-of-memory killer would end it
