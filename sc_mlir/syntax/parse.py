@@ -490,7 +490,7 @@ def parse_alloca(text: str) -> AllocaSyntax:
     (results_text, _), (body_text, _), (loc_text, _) = parts
     try:
         results = _parse_results(results_text) if results_text else ()
-        body = _parse_body(body_text)
+        body = parse_alloca_body(body_text)
         location = parse_location(loc_text) if loc_text else None
     except SyntaxProblem:
         # Report the problem as the whole-op grammar sees it, with its offset.
@@ -502,7 +502,8 @@ def parse_alloca_parts(results_text: str, body: str, loc_text: str) -> AllocaSyn
     """An op already split into result names, body and trailing `loc(...)` (or ""). Raises
     SyntaxProblem (with offsets into the part, so callers report via `parse_alloca`)."""
     results = _parse_results(results_text) if results_text else ()
-    return _assemble(results, _parse_body(body), parse_location(loc_text) if loc_text else None)
+    return _assemble(results, parse_alloca_body(body),
+                     parse_location(loc_text) if loc_text else None)
 
 
 def parse_alloca_line(results_text: str, text: str, body_at: int) -> AllocaSyntax:

@@ -17,9 +17,11 @@ from sc_mlir.syntax.parse import (
     _fast_location,
     _inline_location,
     _parse_results,
+    _parser,
     _run,
     alloca_parser,
     location_parser,
+    parse_alloca,
     parse_location,
     split_alloca_text,
 )
@@ -215,6 +217,16 @@ def test_the_common_bodies_take_the_fast_path():
         fast = _common_body(text)
         assert fast is not None, text
         assert fast == _run(alloca_parser(), text, "alloca_body")
+
+
+def test_an_op_quoted_by_a_log_is_read_without_the_grammar():
+    # `sc-mlir explain`: the compiler's note quotes the op that failed.
+    text = ('%232 = "memref.alloca"() <{operandSegmentSizes = array<i32: 0, 0>}> : () -> '
+            "memref<23440xf32, 201> loc(#loc12)")
+    _parser.cache_clear()
+    read = parse_alloca(text)
+    assert _parser.cache_info().currsize == 0
+    assert read == _run(alloca_parser(), text, "alloca_op")
 
 
 def _bodies(path: Path) -> list[str]:
