@@ -910,4 +910,51 @@ def parse_arguments(text: str, open_at: int) -> tuple[Argument, ...]:
 
 @lru_cache(maxsize=1 << 10)
 def _parse_argument_list(text: str) -> tuple[Argument, ...]:
-    return _run(arguments_parser(), text, "argument_list")
+    fast = _fast_argument_list(text)
+    return fast if fast is not None else _run(arguments_parser(), text, "argument_list")
+
+
+# One entry argument as a Pallas kernel's signature prints it (`%arg2: memref<1024xf32,
+# #tpu.memory_space<hbm>> loc(unknown)`): a memref, a builtin or a plain dialect type, then
+# perhaps a location, then `, ` or the list's end. Read without the grammar, whose building
+# cost each run that counted a kernel's scratch operands a fifth of a small dump's time;
+# anything else (attributes, other types, other spacing) is left to it, and
+# tests/syntax/test_syntax_fast_paths.py holds the two to the same answers.
+_FAST_ARGUMENT = re.compile(
+    r"(%[\w$.\-]+): (memref<[^<>]*(?:<[^<>]*>[^<>]*)*>|![A-Za-z_][\w$.]*(?![\w$.<])"
+    r"|(?:[su]?i[0-9]+|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
+    r"|f4E[0-9A-Z]+|none)(?![\w$.]))"
+    r"(?: (loc\((?:[^()\n]|\([^()\n]*\))*\)))?(, |\)\Z)")
+
+
+def _fast_argument_list(text: str) -> tuple[Argument, ...] | None:
+    """What the grammar reads of `(...)`, for lists in the shapes `_FAST_ARGUMENT` takes; None
+    for any other."""
+    if text == "()":
+        return ()
+    arguments: list[Argument] = []
+    at = 1
+    while True:
+        m = _FAST_ARGUMENT.match(text, at)
+        if m is None:
+            return None
+        name, type_text, loc_text, separator = m.groups()
+        parsed: ParsedType | None
+        if type_text[0] == "m":
+            parsed = _common_memref(type_text)
+            if parsed is None:
+                return None
+        elif type_text[0] == "!":
+            parsed = OtherType(type_text, ASSUMED_ELEMENT_BITS.get(type_text))
+        else:
+            element = scalar(type_text)
+            parsed = OtherType(element.text, element.bits)
+        location = None
+        if loc_text is not None:
+            location = _fast_location(loc_text) or _inline_location(loc_text)
+            if location is None:
+                return None
+        arguments.append(Argument(name, parsed, (), location, at))
+        if separator != ", ":
+            return tuple(arguments)
+        at = m.end()

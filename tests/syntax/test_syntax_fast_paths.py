@@ -14,12 +14,14 @@ from sc_mlir.read.scan import scan_file
 from sc_mlir.syntax.parse import (
     SyntaxProblem,
     _common_body,
+    _fast_argument_list,
     _fast_location,
     _inline_location,
     _parse_results,
     _parser,
     _run,
     alloca_parser,
+    arguments_parser,
     location_parser,
     parse_alloca,
     parse_location,
@@ -135,6 +137,53 @@ def test_the_sample_s_inline_locations_take_no_grammar():
              'loc(fused["model/embedding.py":89:12 to :66, "table_shard"])']
     for text in texts:
         assert _inline_location(text) == _run(location_parser(), text), text
+
+
+# --- a func's entry arguments -------------------------------------------------------------
+
+argument_type = st.sampled_from([
+    "i32", "index", "bf16", "f8E4M3FN", "i1", "si8", "none", "memref<1024xf32, #tpu.memory_space<hbm>>",
+    "memref<4x?xi32, 201>", "memref<f32>", "memref<8xf32, strided<[1]>>", "memref<*xf32>",
+    "!tpu.dma_semaphore", "!tpu.semaphore", "!x.y", "!llvm.ptr<3>", "vector<4xf32>",
+    "tensor<4xf32>", "complex<f32>", "i", "f32x", "memref<4 x f32>", "memref<4xf32,201>"])
+argument_loc = st.sampled_from([
+    "", " loc(unknown)", " loc(#loc3)", ' loc("k.py":1:2)', ' loc("n"(#loc1))',
+    ' loc("jit(f)":3:4)', ' loc(callsite(#a at #b))', ' loc(fused[#a, #b])', " loc( unknown)",
+    ' loc("a"("k.py":1:2 to :9))', " loc(#loc3) ", "loc(#loc3)"])
+argument_extra = st.sampled_from(["", "", "", " {tt.divisibility = 16 : i32}"])
+
+
+@st.composite
+def argument_lists(draw) -> str:
+    # As MLIR prints them most of the time (`%arg0: i32 loc(unknown), ...`), else spelt
+    # otherwise, with attributes or types the fast reader leaves to the grammar.
+    printed = draw(st.booleans()) or draw(st.booleans())
+    count = draw(st.integers(0, 4))
+    parts = [f"%{draw(st.sampled_from(['arg0', 'arg12', 'x', 'a.b-c$']))}"
+             f"{': ' if printed else draw(st.sampled_from([': ', ':', ' : ']))}"
+             f"{draw(argument_type)}{'' if printed else draw(argument_extra)}"
+             f"{draw(argument_loc)}" for _ in range(count)]
+    separator = ", " if printed else draw(st.sampled_from([", ", ",", " ,"]))
+    return "(" + separator.join(parts) + ")"
+
+
+@settings(max_examples=EXAMPLES * 3, deadline=None)
+@given(argument_lists())
+def test_fast_argument_lists_equal_the_grammar(text):
+    try:
+        grammar = _run(arguments_parser(), text, "argument_list")
+    except (SyntaxProblem, ValueError):
+        grammar = None
+    fast = _fast_argument_list(text)
+    assert fast is None or fast == grammar, text
+
+
+def test_a_pallas_kernel_s_signature_is_read_without_the_grammar():
+    text = ("(%arg0: i32 loc(unknown), %arg1: i32 loc(unknown), %arg2: memref<1024xf32, "
+            "#tpu.memory_space<hbm>> loc(unknown), %arg3: memref<128xf32, "
+            "#tpu.memory_space<vmem>> loc(unknown), %arg4: !tpu.dma_semaphore loc(unknown))")
+    fast = _fast_argument_list(text)
+    assert fast is not None and fast == _run(arguments_parser(), text, "argument_list")
 
 
 # --- allocation op bodies ------------------------------------------------------------------
