@@ -745,18 +745,23 @@ def _spaced_location(text: str) -> Location | None:
     if kind != '"':
         return None
     if m := _FAST_FILE.fullmatch(text):
-        file, line, col, same_line_col, end_line, end_col = m.groups()
-        end: tuple[int | None, int | None] = (None, None)
-        if same_line_col is not None:
-            end = (int(line), int(same_line_col))
-        elif end_line is not None:
-            end = (int(end_line), int(end_col))
-        return FileLoc(_unquote('"' + file + '"'), int(line),
-                       None if col is None else int(col), end[0], end[1])
+        return _file_loc(_unquote('"' + m.group(1) + '"'), *m.groups()[1:])
     if m := _FAST_NAME.fullmatch(text):
         name, child = m.groups()
         return NameLoc(_unquote('"' + name + '"'), AliasLoc(child) if child else None)
     return None
+
+
+def _file_loc(file: str, line: str, col: str | None, same_line_col: str | None,
+              end_line: str | None, end_col: str | None) -> FileLoc:
+    """A file location from the digits a pattern matched (`to :C` ends on its own line), as
+    the grammar's `r_file_loc` makes it."""
+    end: tuple[int | None, int | None] = (None, None)
+    if same_line_col is not None:
+        end = (int(line), int(same_line_col))
+    elif end_line is not None:
+        end = (int(end_line), int(end_col))  # type: ignore[arg-type]
+    return FileLoc(file, int(line), None if col is None else int(col), *end)
 
 
 def parse_common_location(text: str) -> Location | None:
@@ -804,13 +809,7 @@ def _inline_at(text: str, at: int, depth: int) -> tuple[Location, int]:
         raise _NotInline
     if text.startswith('"', at):
         if m := _INLINE_FILE.match(text, at):
-            file, line, col, same_line_col, end_line, end_col = m.groups()
-            end: tuple[int | None, int | None] = (None, None)
-            if same_line_col is not None:
-                end = (int(line), int(same_line_col))
-            elif end_line is not None:
-                end = (int(end_line), int(end_col))
-            return FileLoc(file, int(line), None if col is None else int(col), *end), m.end()
+            return _file_loc(*m.groups()), m.end()
         m = _INLINE_NAME.match(text, at)
         if m is None:
             raise _NotInline
