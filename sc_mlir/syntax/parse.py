@@ -530,7 +530,7 @@ def parse_alloca_body(text: str) -> AllocaBody:
 # The shapes MLIR prints for an allocating op with no operands, read without the grammar
 # (building the grammar's parse of a distinct body costs about 0.3 ms, and a dump holds
 # hundreds: the first read of each would dominate a small file). Anything else, or anything
-# these patterns are unsure of, goes to the grammar; tests/syntax/test_common_shapes.py holds
+# these patterns are unsure of, goes to the grammar; tests/syntax/test_syntax_fast_paths.py holds
 # both to the same answers.
 _COMMON_MEMREF = re.compile(
     r"memref<((?:(?:[0-9]{1,18}|\?)x)*)"
