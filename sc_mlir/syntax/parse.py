@@ -527,11 +527,11 @@ def parse_alloca_body(text: str) -> AllocaBody:
     return _common_body(text) or _parse_body(text)
 
 
-# The shapes MLIR prints for an allocating op with no operands, read without the grammar
-# (building the grammar's parse of a distinct body costs about 0.3 ms, and a dump holds
-# hundreds: the first read of each would dominate a small file). Anything else, or anything
-# these patterns are unsure of, goes to the grammar; tests/syntax/test_syntax_fast_paths.py holds
-# both to the same answers.
+# The shapes MLIR prints for an allocating op (operands only as a pretty op's sizes and
+# symbols), read without the grammar (building the grammar's parse of a distinct body costs
+# about 0.3 ms, and a dump holds hundreds: the first read of each would dominate a small
+# file). Anything else, or anything these patterns are unsure of, goes to the grammar;
+# tests/syntax/test_syntax_fast_paths.py holds both to the same answers.
 _COMMON_MEMREF = re.compile(
     r"memref<((?:(?:[0-9]{1,18}|\?)x)*)"
     r"((?:[su]?i[0-9]{1,4}|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
