@@ -59,6 +59,16 @@ CASES: dict[str, Callable[[int], str]] = {
         "    %1 = memref.alloca() : memref<4x" + _repeat("vector<4x", n // 2)
         + "f32" + ">" * (n // 2 // 9) + ", 201>\n"),
     "alias never closed": lambda n: f"#loc1 = loc({_repeat('(', n)}\n",
+    # Locations written inline (read without the grammar since 730fc87): one fused location
+    # of thousands of parts, in the table and after an alloca, and names nested 100,000 deep.
+    "inline: a wide fused table line":
+        lambda n: "#loc1 = loc(fused[" + _repeat('"a.py":1:2, ', n) + '"a.py":1:2])\n',
+    "inline: a wide fused op location": lambda n: (
+        '    %1 = memref.alloca() : memref<4xf32, 201> loc(fused['
+        + _repeat('"a.py":1:2, ', n) + '"a.py":1:2])\n'),
+    "inline: names nested deep":
+        lambda n: "#loc1 = loc(" + _repeat('"n"(', n // 2) + '"a.py":1:2'
+        + ")" * (n // 2 // 4) + ")\n",
     # Region ops nested on one line, an alloca at the bottom (issue 13: 2,000 of them took
     # 15 s and 931 MB, 30,000 were killed at 12.9 GB).
     "nest: generic regions": lambda n: _nest(

@@ -520,6 +520,9 @@ PATHOLOGICAL = [
     "// -----// IR Dump After " + " " * 600_000 + "x\n",
     "    %1 = memref.alloca() : memref<4x" + "vector<4x" * 30_000 + "f32" + ">" * 30_000
     + ", 201>\n",
+    # An inline location of 50,000 parts (read without the grammar: `_inline_location`).
+    '    %2 = memref.alloca() : memref<4xf32, 201> loc(fused[' + '"a.py":1:2, ' * 50_000
+    + '"a.py":1:2])\n',
 ]
 
 
