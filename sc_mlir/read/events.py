@@ -928,10 +928,8 @@ def _numbered_in_order(data: bytes, body_end: int) -> tuple[int, array[int] | ra
         if next(_allocation_ops(data, block, block_end), None) is not None:
             raise Unvouched("an allocation op's name in the location table")
         lines = data.count(b"\n", block, block_end)
-        names = _COMMON_LOC_LINE.findall(data, block, block_end)
-        if len(names) != lines:
-            names = _inline_loc_line().findall(data, block, block_end)
-        if len(names) != lines:
+        names = _common_names(data, block, block_end, lines)
+        if names is None:
             names = _loc_line().findall(data, block, block_end)
             if len(names) != lines:
                 return None
@@ -1005,10 +1003,18 @@ def _table_end(data: bytes, block: int, block_end: int) -> int:
     takes), without compiling the balanced pattern (27 ms) for a table that is only not
     numbered one by one."""
     lines = data.count(b"\n", block, block_end)
-    if lines and (len(_COMMON_LOC_LINE.findall(data, block, block_end)) == lines
-                  or len(_inline_loc_line().findall(data, block, block_end)) == lines):
+    if lines and _common_names(data, block, block_end, lines) is not None:
         return data.rindex(b"\n", block, block_end) + 1
     return _loc_table().match(data, block, block_end).end()
+
+
+def _common_names(data: bytes, block: int, block_end: int, lines: int) -> list[bytes] | None:
+    """The digits of each name of data[block:block_end]'s `lines` lines when each is a
+    common one (`_COMMON_LOC_LINE`, else `_inline_loc_line()`); None when one is not."""
+    names = _COMMON_LOC_LINE.findall(data, block, block_end)
+    if len(names) != lines:
+        names = _inline_loc_line().findall(data, block, block_end)
+    return names if len(names) == lines else None
 
 
 # What follows a `{` that ends a line: a blank line or a comment (group 1: the next line

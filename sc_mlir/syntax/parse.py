@@ -532,10 +532,11 @@ def parse_alloca_body(text: str) -> AllocaBody:
 # about 0.3 ms, and a dump holds hundreds: the first read of each would dominate a small
 # file). Anything else, or anything these patterns are unsure of, goes to the grammar;
 # tests/syntax/test_syntax_fast_paths.py holds both to the same answers.
+# The builtin scalar types other than integers, as the grammar's BUILTIN_TYPE names them.
+_BUILTIN_NAMES = r"index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+|f4E[0-9A-Z]+|none"
 _COMMON_MEMREF = re.compile(
     r"memref<((?:(?:[0-9]{1,18}|\?)x)*)"
-    r"((?:[su]?i[0-9]{1,4}|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
-    r"|f4E[0-9A-Z]+|none)(?![\w$.])|![A-Za-z_][\w$.]*)"
+    rf"((?:[su]?i[0-9]{{1,4}}|{_BUILTIN_NAMES})(?![\w$.])|![A-Za-z_][\w$.]*)"
     r"((?:, (?:[0-9]+|#[A-Za-z_][\w$.]*(?:<[A-Za-z_][\w$.]*>)?))*)>")
 # The value names a pretty op takes: its dynamic sizes in `(...)`, its symbols in `[...]`.
 _COMMON_USES = r"((?:%[\w$.\-]+(?:#[0-9]+)?(?:, %[\w$.\-]+(?:#[0-9]+)?)*)?)"
@@ -681,7 +682,7 @@ _FAST_CALLSITE = re.compile(rf"loc\(\s*callsite\(\s*{_ALIAS}\s+at\s+{_ALIAS}\s*\
 # `loc(fused[#loc2, #loc1])`: XLA's tables hold tens of thousands.
 _FAST_FUSED = re.compile(rf"loc\(\s*fused\s*\[\s*{_ALIAS}((?:\s*,\s*#[A-Za-z_0-9][\w$.\-]*)*)"
                          r"\s*\]\s*\)")
-_FUSED_REST = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
+_ALIAS_NAME = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
 # The same shapes spelt as MLIR prints them (no spaces but the printer's, no escapes): one
 # match, its last group telling the shape. Dumps hold hundreds of thousands.
 _PRINTED_LOCATION = re.compile(
@@ -741,7 +742,7 @@ def _spaced_location(text: str) -> Location | None:
         if m is None:
             return None
         return FusedLoc(None, (AliasLoc(m.group(1)),
-                               *(AliasLoc(name) for name in _FUSED_REST.findall(m.group(2)))))
+                               *(AliasLoc(name) for name in _ALIAS_NAME.findall(m.group(2)))))
     if kind != '"':
         return None
     if m := _FAST_FILE.fullmatch(text):
@@ -785,7 +786,6 @@ def parse_location(text: str) -> Location:
 _INLINE_FILE = re.compile(r'"([^"\\\n]*)":([0-9]+)(?::([0-9]+))?'
                           r"(?: to (?::([0-9]+)|([0-9]+):([0-9]+)))?")
 _INLINE_NAME = re.compile(r'"([^"\\\n]*)"')
-_INLINE_ALIAS = re.compile(r"#[A-Za-z_0-9][\w$.\-]*")
 _INLINE_DEPTH = 64
 
 
@@ -843,7 +843,7 @@ def _inline_at(text: str, at: int, depth: int) -> tuple[Location, int]:
         return FusedLoc(None, tuple(parts)), at + 1
     if text.startswith("unknown", at):
         return UnknownLoc(), at + 7
-    if m := _INLINE_ALIAS.match(text, at):
+    if m := _ALIAS_NAME.match(text, at):
         return AliasLoc(m.group()), m.end()
     raise _NotInline
 
@@ -921,8 +921,7 @@ def _parse_argument_list(text: str) -> tuple[Argument, ...]:
 # tests/syntax/test_syntax_fast_paths.py holds the two to the same answers.
 _FAST_ARGUMENT = re.compile(
     r"(%[\w$.\-]+): (memref<[^<>]*(?:<[^<>]*>[^<>]*)*>|![A-Za-z_][\w$.]*(?![\w$.<])"
-    r"|(?:[su]?i[0-9]+|index|bf16|tf32|f16|f32|f64|f80|f128|f8E[0-9A-Z]+|f6E[0-9A-Z]+"
-    r"|f4E[0-9A-Z]+|none)(?![\w$.]))"
+    rf"|(?:[su]?i[0-9]+|{_BUILTIN_NAMES})(?![\w$.]))"
     r"(?: (loc\((?:[^()\n]|\([^()\n]*\))*\)))?(, |\)\Z)")
 
 
