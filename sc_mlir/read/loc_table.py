@@ -6,7 +6,7 @@ import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
-from itertools import accumulate
+from itertools import accumulate, compress
 
 _INDEX_AFTER_LOOKUPS = 64
 # The index is made from the table split into lines a block at a time: the lines' bytes
@@ -139,15 +139,21 @@ class LocationTable(Mapping[str, str]):
         """Whether the table defines every one of `names` (`all(name in table ...)`, but
         False for a name too long to be a table's): a few passes in C for a table numbered
         one by one and names as it numbers them, else a look-up of each."""
-        if names and max(map(len, names)) > _LONGEST_NAME:
+        lengths = list(map(len, names))
+        if names and max(lengths) > _LONGEST_NAME:
             return False  # asked of each in turn, an int of 4300 digits raises where it did
         numbers = self._numbers
         if names and type(numbers) is range:
             listed = "\n".join(names)
             # As many lines as names: no name holds a newline.
             if listed.count("\n") == len(names) - 1 and _NUMBERED_NAMES.fullmatch(listed):
-                named = list(map(int, listed.replace("#loc", "").split("\n")))
-                return numbers.start <= min(named) and max(named) < numbers.stop
+                # Numbers without a leading zero order as their digits do among those of as
+                # many digits: the least is the least text of the shortest names, the
+                # greatest the greatest of the longest (no int made per name).
+                shortest, longest = min(lengths), max(lengths)
+                least = min(compress(names, map(shortest.__eq__, lengths)))
+                greatest = max(compress(names, map(longest.__eq__, lengths)))
+                return numbers.start <= int(least[4:]) and int(greatest[4:]) < numbers.stop
         return all(name in self for name in names)
 
     def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]

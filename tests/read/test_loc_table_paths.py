@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from array import array
 from pathlib import Path
+from random import Random
 
 import pytest
 from conftest import CORPUS, FIXTURES, bench_generator
@@ -298,6 +299,20 @@ def test_defines_all_is_every_name_in_the_table():
             assert table.defines_all(names) == all(name in table for name in names), names
     for table in (as_array, as_range):
         assert not table.defines_all(["#loc1", "#loc" + "1" * 5000])  # no int made of it
+
+
+def test_defines_all_orders_names_as_numbers_not_as_text():
+    # A table of #loc10 to #loc99: "#loc9" is the least name by number and the greatest as
+    # text, "#loc100" the greatest by number and the least as text.
+    as_array, as_range = _both([f"#loc{n} = loc(unknown)" for n in range(10, 100)])
+    random = Random(12)
+    for names in (["#loc10", "#loc99"], ["#loc99", "#loc10", "#loc55"], ["#loc9", "#loc10"],
+                  ["#loc10", "#loc9", "#loc99"], ["#loc99", "#loc100"], ["#loc100", "#loc10"],
+                  ["#loc0"], ["#loc0", "#loc99"],
+                  *([f"#loc{random.randrange(0, 120)}" for _ in range(random.randrange(1, 6))]
+                    for _ in range(300))):
+        for table in (as_array, as_range):
+            assert table.defines_all(names) == all(name in table for name in names), names
 
 
 @pytest.mark.parametrize(("value", "opens"), [
