@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from itertools import accumulate
 from pathlib import Path
 from random import Random
 
@@ -277,6 +278,39 @@ def test_the_index_reads_what_bisecting_reads(block, int32_stop, monkeypatch):
         assert bisected[name] == indexed[name] == f'loc("f.py":{name[4:]}:{int(name[4:]) % 7})'
     with pytest.raises(KeyError):
         indexed["#loc3000"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=300), st.booleans(),
+       st.sampled_from([0, 1, 5]), st.data())
+def test_lines_found_from_the_marks_are_those_the_index_finds(
+        gaps, bare, mark_shift, data):
+    """Numbers one by one or with gaps (a range or an array), a bare `#loc` first or not,
+    names that begin other names (`#loc1`, `#loc12`), values with spaces around them and
+    ` = ` inside: the marked table reads every name as the indexed one, and as bisecting."""
+    numbers = list(accumulate(gaps))
+    if bare:
+        numbers = [-1, *numbers]
+    values = [data.draw(st.sampled_from(['loc("a = b.py":1:2)', ' loc(unknown)  ',
+                                         'loc("#loc12 = "(#loc1))', 'loc(callsite(#loc at #loc1))']))
+              for _ in numbers]
+    lines = [f"#loc{n if n >= 0 else ''} = {value}" for n, value in zip(numbers, values,
+                                                                         strict=True)]
+    as_array, as_range = _both(lines)
+    indexed = _both(lines)[1]
+    indexed._index()
+    for marked in (as_array, as_range):
+        old_shift = loc_table._MARK_SHIFT
+        loc_table._MARK_SHIFT = mark_shift
+        try:
+            marked._marks = None
+            marked._mark()
+            names = [*indexed, "#loc0", "#loc01", f"#loc{numbers[-1] + 1}", "#map"]
+            for name in names:
+                assert marked.get(name) == indexed.get(name), name
+            assert [marked[name] for name in indexed] == [value.strip() for value in values]
+        finally:
+            loc_table._MARK_SHIFT = old_shift
 
 
 def test_a_table_read_from_its_file_reads_what_it_held():
