@@ -87,7 +87,8 @@ class SpanReader:
         self.reported = 0  # bytes told to on_bytes (taken back by `take_back`)
         self.lines = 0
         self._handle: BinaryIO | None = None
-        self._counted: tuple[bytes | None, int] = (None, 0)  # the last span given, its lines
+        # The last span given, and its lines once `read_span` has counted them.
+        self._counted: tuple[bytes | None, int | None] = (None, None)
 
     def __enter__(self) -> SpanReader:
         return self
@@ -176,9 +177,13 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._span_at(position)
-            text_lines = text.count(b"\n")
-            self._counted = (text, text_lines)  # `read_span` need not count them again
+            # Its lines are counted by `read_span` when it reads these bytes (as it reads
+            # them): a count of their own, a pass over the span, only when it does not.
+            self._counted = (text, None)
             yield Span(position, position + len(text), lines_before), text
+            counted, text_lines = self._counted
+            if counted is not text or text_lines is None:
+                text_lines = text.count(b"\n")
             lines_before += text_lines
             position += len(text)
         self.lines = lines_before + self.tail_lines
@@ -191,12 +196,12 @@ class SpanReader:
             if self._state() != self._stat:
                 raise Unvouched("the file changed while it was read")
             text = self._read(span.start, span.end - span.start)
-        counted, text_lines = self._counted
         shift = span.lines_before - self.head_lines
         reader = _Reader(self.head + text + self.close, self.path, self.settings,
-                         lines=self.head_lines + text_lines + 1 if counted is text else None,
                          alloca_line_shift=(self.head_lines, shift))
         scan = reader.read()
+        if self._counted[0] is text:  # for `spans`: the span's lines, less the head's and
+            self._counted = (text, reader.lines - self.head_lines - 1)  # the close's
         if reader.top_ops != 1:  # it closes the module and opens another
             raise Unvouched("a span outside the module the file opens with")
         for chunk in scan.chunks:

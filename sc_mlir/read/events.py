@@ -96,7 +96,10 @@ _ALLOCATION_OP_AT = re.compile(
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\t\n"
 _BRACKETS = b"()[]{}"
 _CONTINUATION_ALTERNATIVES = b"|".join(w.encode() for w in sorted(_CONTINUATION_WORDS))
-_PLAIN_BUT_BRACKETS = bytes(b for b in _PLAIN_BYTES if b not in _BRACKETS)
+# What `read` keeps of the text: the brackets (counted), and a slash or backslash, whose
+# absence spares a search of the text for `//` (a comment) and for an escape.
+_KEPT = _BRACKETS + b"/\\"
+_PLAIN_BUT_KEPT = bytes(b for b in _PLAIN_BYTES if b not in _KEPT)
 _SPLIT_LINE = re.compile(rb"[ \t]*// -----")
 # Whether there is a `//` at all, in a third of the time `bytes.count` takes to count none
 # (a literal pattern's search skips along its first byte).
@@ -226,10 +229,9 @@ def scan_bytes(data: bytes, path: str = "<text>", settings: ScanSettings | None 
 
 class _Reader(UseSearch):
     def __init__(self, data: bytes, path: str, settings: ScanSettings,
-                 on_bytes: BytesRead | None = None, lines: int | None = None,
+                 on_bytes: BytesRead | None = None,
                  alloca_line_shift: tuple[int, int] = (0, 0)) -> None:
         self.data = data
-        self.known_lines = lines  # the text's lines, when the caller has counted them
         # (after, shift): the allocas' lines past `after` are given moved by `shift` (a
         # span read as a text of its own, `event_spans`; the reader counts its own lines).
         self.alloca_line_shift = alloca_line_shift
@@ -253,21 +255,21 @@ class _Reader(UseSearch):
 
     def read(self) -> FileScan:
         data = self.data
-        # One pass keeps the brackets and whatever is not plain text: the brackets are
-        # counted in what is left (a count per bracket over the file is a pass each).
-        brackets = data.translate(None, _PLAIN_BUT_BRACKETS)
-        if not data or brackets.translate(None, _BRACKETS):
+        # One pass keeps the brackets, slashes and whatever is not plain text: the brackets
+        # are counted in what is left (a count per bracket over the file is a pass each).
+        kept = data.translate(None, _PLAIN_BUT_KEPT)
+        if not data or kept.translate(None, _KEPT):
             raise Unvouched("empty, or bytes other than printable ASCII, tab and newline")
+        self.any_slash = b"/" in kept
         # MLIR prints a quote or a backslash in a string as `\22` or `\5C`: other escapes
         # (`\0A`, `\n`) leave the quotes this reader counts where they are.
         # (A `{-#` resources section needs no search: its line starts with a `{`, which no
         # op, table line or alias definition does.)
-        if b"\\" in data and (b'\\"' in data or b"\\\\" in data):
+        if b"\\" in kept and (b'\\"' in data or b"\\\\" in data):
             raise Unvouched("an escaped quote or backslash")
         file_bytes = len(data)  # what progress counts: not the newline added below
         if not data.endswith(b"\n"):
             data = self.data = data + b"\n"
-        self.lines = data.count(b"\n") if self.known_lines is None else self.known_lines
         body_start, prefix_scan = self._prefix()
         self.chunk_index = len(prefix_scan.chunks) - 1
         body_end, table = self._table(body_start, prefix_scan.chunks[-1].aliases)
@@ -283,7 +285,7 @@ class _Reader(UseSearch):
             # The body's balance: the file's, less the prefix's (the location table was
             # matched bracket by bracket). Brackets in comments are text: they count for
             # neither reader.
-            body = (brackets.count(opening) - brackets.count(closing)
+            body = (kept.count(opening) - kept.count(closing)
                     - prefix.count(opening) + prefix.count(closing))
             if body != sum(c.count(opening) - c.count(closing) for c in comments):
                 raise Unvouched("brackets that do not balance")
@@ -295,6 +297,9 @@ class _Reader(UseSearch):
                 self._constant_of(name, line_start, self.alloca_region[alloca.index])
                 for name in alloca.syntax.dynamic_sizes)  # type: ignore[union-attr]
         self._liveness()
+        # The text's lines: those up to the body's end the events counted (`_structure`),
+        # and the table's after it; not a pass of their own over the text.
+        self.lines = self.last_body_line + data.count(b"\n", body_end)
         chunks = prefix_scan.chunks
         last = chunks[-1]
         chunk = Chunk(last.index, last.line, last.header)
@@ -375,7 +380,8 @@ class _Reader(UseSearch):
             in_lines += data.count(b"//", start, line_end)
         body_start, body_end = self.body_start, self.body_end
         if in_lines != (data.count(b"//", body_start, body_end)
-                        if _DOUBLE_SLASH.search(data, body_start, body_end) else 0):
+                        if self.any_slash and _DOUBLE_SLASH.search(data, body_start, body_end)
+                        else 0):
             raise Unvouched("a comment after code")
         return starts
 
