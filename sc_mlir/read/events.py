@@ -464,7 +464,8 @@ class _Reader(UseSearch):
         self.transitions: list[int] = [start]  # the region at an offset: from here on
         self.transition_regions: list[Region] = [root]
         # What a line is, for lines other than plain ops: ("op", frame) a region's op,
-        # ("close", frame) a region's end, ("label", None), ("alloca", RawAlloca).
+        # ("close", frame) a region's end, ("label", None), ("alloca", None) (only the
+        # kind of an allocation op's line is asked for: the alloca is not kept there).
         self.line_kind: dict[int, tuple[str, object]] = {}
         top_count = 0
         last_close_line = -1
@@ -740,7 +741,7 @@ class _Reader(UseSearch):
         data = self.data
         common = _COMMON_ALLOCA.match
         bodies = self.bodies
-        allocas, line_kind, dynamic = self.allocas, self.line_kind, self.dynamic
+        allocas, dynamic = self.allocas, self.dynamic
         add_alloca = allocas.append
         add_live_end, add_live_end_line = self.live_end.append, self.live_end_line.append
         add_region, add_line_end = self.alloca_region.append, self.alloca_line_end.append
@@ -773,7 +774,6 @@ class _Reader(UseSearch):
             add_live_end_line(line)
             add_region(region)
             add_line_end(found.end() - 1)
-            line_kind[line] = ("alloca", alloca)
             if body[1]:  # dynamic sizes
                 dynamic.append((alloca, line_start))
 
@@ -864,7 +864,6 @@ class _Reader(UseSearch):
         self.live_end_line.append(alloca.line)
         self.alloca_region.append(region)
         self.alloca_line_end.append(line_end)
-        self.line_kind[alloca.line] = ("alloca", alloca)
 
 def trailing_table(data: bytes, body_start: int, before: dict[str, str]
                    ) -> tuple[int, Mapping[str, str]]:
@@ -1041,7 +1040,7 @@ _INSIDE_LINE = 3
 _ALIAS_AT_LINE_END = re.compile(rb" loc\(#[A-Za-z_0-9][\w$.\-]*\)$", re.MULTILINE)
 _BRACE_AT_LINE_END = re.compile(r"\{$", re.MULTILINE)
 _COMMENT: tuple[str, object] = ("comment", None)
-# An allocation op's line until its alloca is read (`_read_allocas`).
+# An allocation op's line.
 _ALLOCA_PLACED: tuple[str, object] = ("alloca", None)
 # Allocation ops' bodies read (`_alloca`), by their text: what a body reads as depends on
 # its text alone, and the spans of a file, read by readers of their own, repeat most.
