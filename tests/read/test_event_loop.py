@@ -115,3 +115,52 @@ def test_opens_and_those_followed_by_one_search_as_by_two(seed: int) -> None:
             (m.start(), m.group(1)) for m in _OPEN_FOLLOWED.finditer(data)]
         followed += any(m.lastindex for m in found)
     assert followed > 30
+
+
+# Region ops' lines, their value names left as slots (`_region_op_shape` checks one line of
+# each template, and reads the others alike).
+_OP_PIECES = ["scf.for", "scf.if", "x.y", "func.func", "return", "memref.alloca(", " ", " ",
+              " = ", "=", " to ", " step ", "(", ")", "[", "]", "<", ">", ", ", ":", ":2",
+              "-", "->", "{", "}", "{a = 1}", "{b}", "@f", "#t<x>", "^bb0", "iter_args(",
+              "%", "SLOT", "SLOT", "SLOT", "SLOT = "]
+_NAME_CHARS = "ab0_$.-x.y"
+
+
+def _value_name(rng: random.Random) -> str:
+    return "%" + "".join(rng.choice(_NAME_CHARS) for _ in range(rng.randint(1, 5)))
+
+
+def _shape_or_refusal(reader: events._Reader, text: str, checked: bool) -> object:
+    try:
+        if checked:
+            return reader._checked_region_op_shape(text)
+        return reader._region_op_shape(text)
+    except events.Unvouched as refused:
+        return ("unvouched", str(refused))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_region_op_lines_alike_but_for_value_names_check_alike(seed: int) -> None:
+    rng = random.Random(seed)
+    reader = events._Reader(b"", "<text>", ScanSettings())
+    alike = read_alike = 0
+    for _ in range(3000):
+        pieces = [rng.choice(_OP_PIECES) for _ in range(rng.randint(0, 9))]
+        head = rng.choice(["  ", "  SLOT = ", "  SLOT, SLOT = "])
+        skeleton = head + rng.choice(["scf.for ", "x.y ", "func.func @f("]) + "".join(
+            pieces) + rng.choice([" {", "({", "{"])
+        first, *others = [re.sub("SLOT", lambda _: _value_name(rng), skeleton)
+                          for _ in range(4)]
+        events._REGION_OP_NAMES.clear()
+        checked_first = _shape_or_refusal(reader, first, checked=True)
+        assert _shape_or_refusal(reader, first, checked=False) == checked_first
+        template = events._VALUE_NAME_TEXT.sub("%_", first)
+        for line in others:
+            if events._VALUE_NAME_TEXT.sub("%_", line) != template:
+                continue
+            alike += 1
+            expected = _shape_or_refusal(reader, line, checked=True)
+            assert isinstance(expected, tuple) == isinstance(checked_first, tuple)
+            assert _shape_or_refusal(reader, line, checked=False) == expected
+            read_alike += template in events._REGION_OP_NAMES
+    assert alike > 1000 and read_alike > 300
