@@ -359,3 +359,41 @@ def test_a_func_of_many_allocas_is_searched_once(monkeypatch) -> None:
     assert fast is not None and len(fast.allocas) == 1_020
     assert not any(name.startswith("%q") for name in searched)
     assert_same(fast, scan_text(text))
+
+
+# Texts before a line's first use, their value names left as slots (`_templated_class`
+# reads one text of each template, and the others alike).
+_PREFIX_PIECES = [" ", " ", "SLOT", "SLOT", ", ", "SLOT = ", "(", ")", "[", "]", "<", ">",
+                  ":", ":2", "-", "->", "{", "}", "{a = 1}", '"', '"x"', '"SLOT"', '"a%"',
+                  "x.y", "memref.load", "memref.store", "return", "yield", "=", "@f", "%"]
+_NAME_CHARS = "ab0_$.-x.y"
+
+
+def _class_or_refusal(prefix: bytes, templated: bool, classes: dict[bytes, int]) -> object:
+    no_view_ops = frozenset({b"memref.load", b"arith.constant"})
+    try:
+        if templated:
+            return event_uses._templated_class(prefix, no_view_ops, classes)
+        return event_uses._prefix_class(prefix, no_view_ops)
+    except event_uses.Unvouched as refused:
+        return ("unvouched", str(refused))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_texts_alike_but_for_value_names_class_alike(seed: int) -> None:
+    rng = random.Random(seed)
+    alike = 0
+    for _ in range(3000):
+        head = rng.choice(["  ", "  SLOT = ", "  SLOT, SLOT = "])
+        skeleton = head + rng.choice(["memref.store ", "x.y ", '"x.y"(', "memref.load ",
+                                      '"memref.alloca"(', "scf.yield "]) + "".join(
+            rng.choice(_PREFIX_PIECES) for _ in range(rng.randint(0, 6)))
+        prefixes = [re.sub("SLOT", lambda _: "%" + "".join(
+            rng.choice(_NAME_CHARS) for _ in range(rng.randint(1, 4))), skeleton).encode()
+            for _ in range(4)]
+        classes: dict[bytes, int] = {}
+        for prefix in prefixes:
+            expected = _class_or_refusal(prefix, False, classes)
+            assert _class_or_refusal(prefix, True, classes) == expected
+        alike += len(classes) < len(prefixes)
+    assert alike > 1000
