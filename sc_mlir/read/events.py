@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from sc_mlir.read.allocas import _ALLOCA_NAMES, ALLOCATION_OPS
 from sc_mlir.read.event_regions import Region, Unvouched
-from sc_mlir.read.event_uses import UseSearch
+from sc_mlir.read.event_uses import _VALUE_NAME_BYTES, UseSearch
 from sc_mlir.read.lexicon import (
     _BARE_OP,
     _CONTINUATION_WORDS,
@@ -446,7 +446,7 @@ class _Reader(UseSearch):
         if len(_BODIES) > _MAX_BODIES:
             _BODIES.clear()
         self.bodies = _BODIES
-        for checked in (*_CLOSINGS, _REOPENINGS):
+        for checked in (*_CLOSINGS, _REOPENINGS, _REGION_OP_NAMES):
             if len(checked) > _MAX_SHAPES:
                 checked.clear()
         if len(_REGION_OPS) > 4:  # as many as the settings readers are given: few
@@ -692,8 +692,6 @@ class _Reader(UseSearch):
         if known is None:
             shape = self._checked_region_op_shape(text)
             if template is not None:
-                if len(_REGION_OP_NAMES) > _MAX_SHAPES:
-                    _REGION_OP_NAMES.clear()
                 _REGION_OP_NAMES[template] = (shape.name, shape.generic)
             return shape
         bare, generic = known
@@ -1077,8 +1075,8 @@ _REGION_OPS: dict[frozenset[str], dict[bytes, _RegionOpShape]] = {}
 # The lines of ops that open regions checked (`_region_op_shape`), as templates, each with
 # its op's name and whether its region opens with `({`.
 _REGION_OP_NAMES: dict[str, tuple[str, bool]] = {}
-# A value name's `%` and characters, as templates write them (`_region_op_shape`).
-_VALUE_NAME_TEXT = re.compile(r"%[\w$.]+", re.ASCII)
+# `_VALUE_NAME_BYTES`, in text (`_region_op_shape`'s templates write names alike).
+_VALUE_NAME_TEXT = re.compile(_VALUE_NAME_BYTES.pattern.decode(), re.ASCII)
 _CLOSINGS: tuple[set[bytes], set[bytes]] = (set(), set())  # generic, plain
 _REOPENINGS: set[bytes] = set()  # `} else {`, `}, {` lines
 _MAX_SHAPES = 1 << 16
