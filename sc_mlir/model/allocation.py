@@ -261,6 +261,17 @@ _CORE_TYPE = re.compile(r'(?:tpu\.core_type|"tpu\.core_type")\s*=\s*'
 _SCRATCH_OPERANDS = re.compile(r'(?:\bscratch_operands|"scratch_operands")\s*=\s*(\d+)')
 
 
+def _search_from_literal(pattern: re.Pattern[str], literal: str, text: str
+                         ) -> re.Match[str] | None:
+    """`pattern.search(text)` for a pattern whose every match holds `literal` at its start or,
+    quoted, one character in: searched from its first occurrence. A pattern that opens with
+    `\\b` or an alternation gives the regex engine no prefix to skip ahead by, so a search
+    from the start tries a match at each character (2 to 5 us per func header); a `\\b` at
+    the new start still sees the character before it."""
+    at = text.find(literal)
+    return None if at < 0 else pattern.search(text, at - 1 if at else 0)
+
+
 def frame_symbol(frame: OpFrame) -> str | None:
     """The symbol an op defines (`func.func @k`, `sym_name = "k"`), if any."""
     # Most region ops (loops, ifs, regions) define no symbol: a substring test rules them
@@ -270,10 +281,7 @@ def frame_symbol(frame: OpFrame) -> str | None:
         m = _PRETTY_SYMBOL.match(header)
         if m is not None:
             return m.group(1).strip('"')
-    attributes = frame.attribute_text()
-    if "sym_name" not in attributes:
-        return None
-    m = _GENERIC_SYMBOL.search(attributes)
+    m = _search_from_literal(_GENERIC_SYMBOL, "sym_name", frame.attribute_text())
     return m.group(1) if m is not None else None
 
 
@@ -558,8 +566,8 @@ class _Builder:
         found = self.facts.get(key)
         if found is None:
             attributes = func_frame.attribute_text() if func_frame else ""
-            core = _CORE_TYPE.search(attributes)
-            scratch = _SCRATCH_OPERANDS.search(attributes)
+            core = _search_from_literal(_CORE_TYPE, "tpu.core_type", attributes)
+            scratch = _search_from_literal(_SCRATCH_OPERANDS, "scratch_operands", attributes)
             found = self.facts[key] = (core.group(1) if core else None,
                                        int(scratch.group(1)) if scratch else None)
         return found
