@@ -454,9 +454,8 @@ class _Builder:
         """The placement of the ops inside frames[-1] in `chunk`, remembered by `key`."""
         header = self.contexts[chunk].chunk.header
         if frames:
-            leaf = frames[-1]
-            nest = self.nests.get(id(leaf)) or self.nest(frames)
-            scope = nest.scope_frame or nest.func_frame or leaf
+            nest = self.nest(frames)
+            scope = nest.scope_frame or nest.func_frame or frames[-1]
             module, func, core_type, scratch = nest.enclosing
             found = Placement(module, func, core_type, scratch, scope.name, scope.order,
                               scope.end_order, nest.scope_path, header)
@@ -472,21 +471,22 @@ class _Builder:
         are always the same, and a deep nest must not cost depth^2). Frames deeper than
         `_NESTS_KEPT_DEPTH` are remembered only when asked for: each holds its scope path,
         as long as its depth, and a chain of 10,000 nested regions would hold 1 GB of them."""
-        if not frames:
-            return _NO_NEST
         nests = self.nests
-        found = nests.get(id(frames[-1]))
-        if found is not None:
-            return found
-        # The nearest known ancestor, then each frame below it in turn.
-        depth = len(frames) - 1
-        while depth > 0 and id(frames[depth - 1]) not in nests:
+        # The innermost frame already worked out (the innermost itself, else most often its
+        # parent), then each frame below it in turn.
+        leaf = len(frames) - 1
+        depth = leaf + 1
+        outer = None
+        while depth:
+            outer = nests.get(id(frames[depth - 1]))
+            if outer is not None:
+                break
             depth -= 1
-        outer = nests[id(frames[depth - 1])] if depth > 0 else None
+        if depth > leaf:
+            return outer if outer is not None else _NO_NEST
         root = frames[0]
         scope_ops = self.settings.scope_ops
         make = tuple.__new__  # a NamedTuple's own constructor is a Python-level call
-        leaf = len(frames) - 1
         # The steps of the frames passed over below `outer`'s scope path (which is then not
         # theirs: they are not remembered), joined into the next path made.
         pending: list[str] = []
