@@ -698,6 +698,7 @@ class _Builder:
         last_frames: tuple[OpFrame, ...] | None = None
         last_chunk = -1
         where: Placement | None = None
+        core_type: str | None = None
         facts_here: dict[int, _Facts] = {}
         bodies_here: list[object] = []  # the bodies whose ids key `facts_here`
         locations: LocationTable | None = None
@@ -709,13 +710,16 @@ class _Builder:
                 where = placements.get(key)
                 if where is None:
                     where = self._new_placement(frames, chunk, key)
-                last_frames, last_chunk = frames, chunk
-                context_key = (chunk, where.core_type)
-                known = facts_in.get(context_key)
-                if known is None:
-                    known = facts_in[context_key] = self._facts_known(chunk, where.core_type)
-                facts_here, bodies_here = known
-                locations = locations_of[chunk]
+                last_frames = frames
+                # What bodies mean, and the locations, depend on the chunk and core type
+                # alone: the same across most regions met one after another.
+                if chunk != last_chunk or where.core_type != core_type:
+                    last_chunk, core_type = chunk, where.core_type
+                    known = facts_in.get((chunk, core_type))
+                    if known is None:
+                        known = facts_in[chunk, core_type] = self._facts_known(chunk, core_type)
+                    facts_here, bodies_here = known
+                    locations = locations_of[chunk]
             body = raw.body
             if body is not None:
                 # Bodies are shared, and kept with their facts: their identities stay

@@ -14,7 +14,7 @@ from sc_mlir.model.spaces import SpaceMap
 from sc_mlir.read.event_spans import SpanReader
 from sc_mlir.read.events import read_events, scan_bytes
 from sc_mlir.read.records import FileScan, OpFrame, ScanSettings
-from sc_mlir.read.scan import scan_file
+from sc_mlir.read.scan import scan_file, scan_text
 from sc_mlir.syntax.locations import AliasLoc
 from sc_mlir.syntax.parse import AllocaSyntax
 
@@ -172,3 +172,19 @@ def test_the_spans_of_a_file_share_what_a_body_means_as_each_alone_would_say(tmp
         build_allocations(scan, vmem)
     (by_table,) = _SHARED_FACTS.values()
     assert sorted(len(known.facts) for known in by_table.values()) == [2, 2]
+
+
+def test_funcs_of_other_core_types_in_one_scan_each_give_a_body_their_own_meaning():
+    """`build_all` looks up what bodies mean again when the core type changes between
+    regions met one after another, not only when the chunk does."""
+    for scan in (scan_bytes(CORE_TYPES.encode()), scan_text(CORE_TYPES, "k.mlir")):
+        assert scan is not None
+        records, _notes = build_allocations(scan, ModelSettings())
+        spaces = {(r.func, r.name): (r.core_type, r.space_id, r.space_name) for r in records}
+        for i in range(6):
+            core, space_id, space_name = spaces[f"k{i}", "%a"]
+            if i % 2:
+                assert (core, space_id) == ("sc_vector_subcore", 201), spaces
+            else:
+                assert (core, space_id, space_name) == (None, None, "vmem"), spaces
+
