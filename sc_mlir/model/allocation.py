@@ -76,6 +76,14 @@ class Placement:
     scope_path: str
     dump_header: str | None
 
+    def __reduce__(self) -> tuple[type[Placement], tuple[object, ...]]:
+        # As `Allocation.__reduce__`: workers send one per region, by the ten thousand
+        # (the dataclass's own state functions walk `fields()` for each: 2.6 us to pickle
+        # and 1.2 us to unpickle, against 1.0 and 0.5 us).
+        return (Placement, (self.module, self.func, self.core_type, self.scratch_operands,
+                            self.scope_op, self.scope_start, self.scope_end, self.scope_path,
+                            self.dump_header))
+
 
 @dataclass(frozen=True, slots=True)
 class Space:
