@@ -37,7 +37,9 @@ class Placement(NamedTuple):
     padding: int  # words skipped to align
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one per (func, space), and a frozen dataclass sets each of its fields through
+# `object.__setattr__`; nothing changes one after `stack_of` made it.
+@dataclass(slots=True)
 class StackResult:
     # Per item, in the input's order: where it is placed, its upper bound, and the words
     # skipped to align it (columns: one analysis makes tens of thousands of placements).
