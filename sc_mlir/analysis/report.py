@@ -275,16 +275,14 @@ def analyze_space(records: Sequence[Allocation], bounds: Bounds) -> SpaceReport:
     packed_offsets, packed_peak = pack(intervals, aligns)
 
     crossing_index = stack.crossing_index
-    count = len(records)
-    on_stack = [False] * count
-    for i in stack.crossing_stack:
-        on_stack[i] = True
-    live_at_peak = [False] * count
-    for i in peak.live:
-        live_at_peak[i] = True
     placed = tuple(map(PlacedAlloca, records, stack.offsets, stack.upper_bounds,
-                       stack.paddings, orders, live_ends, packed_offsets, on_stack,
-                       live_at_peak))
+                       stack.paddings, orders, live_ends, packed_offsets))
+    # The few on the stack at the crossing or live at the peak are marked as such (not
+    # yet shown to anyone: the report is being made).
+    for i in stack.crossing_stack:
+        placed[i].on_stack_at_crossing = True
+    for i in peak.live:
+        placed[i].live_at_peak = True
 
     crossing = None
     if crossing_index is not None and bound is not None:
