@@ -8,7 +8,7 @@ rules (not from the resolver) says."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,19 +79,7 @@ def _random_specs(rng: random.Random, size: int, loops: bool) -> dict[str, Spec]
     return specs
 
 
-@dataclass(frozen=True)
-class Answer:
-    file: str | None = None
-    line: int | None = None
-    col: int | None = None
-    end_line: int | None = None
-    end_col: int | None = None
-    names: tuple[str, ...] = ()
-    callers: tuple[FileLoc, ...] = ()
-    problems: tuple[str, ...] = ()
-
-
-def _reference(specs: dict[str, Spec], name: str) -> Answer:
+def _reference(specs: dict[str, Spec], name: str) -> SourceLocation:
     """The rules, for a chain that reaches no loop: a name location adds its name before
     its child's; a call site is its callee's answer with the caller's file first among
     the callers and the caller's problems after the callee's; a fused location is its
@@ -99,23 +87,21 @@ def _reference(specs: dict[str, Spec], name: str) -> Answer:
     reported and resolves to nothing."""
     spec = specs.get(name)
     if spec is None:
-        return Answer(problems=(f"location alias {name} is not defined",))
+        return SourceLocation(problems=(f"location alias {name} is not defined",))
     if spec.kind == "file":
-        return Answer(spec.file, *spec.numbers)
+        return SourceLocation(spec.file, *spec.numbers)
     if spec.kind == "range":
-        return Answer(spec.file, *spec.numbers)
+        return SourceLocation(spec.file, *spec.numbers)
     if spec.kind == "name":
         child = _reference(specs, spec.refs[0])
-        return Answer(child.file, child.line, child.col, child.end_line, child.end_col,
-                      (spec.file, *child.names), child.callers, child.problems)
+        return replace(child, names=(spec.file, *child.names))
     if spec.kind == "callsite":
         inner, outer = (_reference(specs, ref) for ref in spec.refs)
         frame = (() if outer.file is None else
                  (FileLoc(outer.file, outer.line or 0, outer.col, outer.end_line,
                           outer.end_col),))
         callers = (*inner.callers, *frame, *outer.callers)[:MAX_CALLERS]
-        return Answer(inner.file, inner.line, inner.col, inner.end_line, inner.end_col,
-                      inner.names, callers, inner.problems + outer.problems)
+        return replace(inner, callers=callers, problems=inner.problems + outer.problems)
     if spec.kind == "fused":
         first = None
         for ref in spec.refs:
@@ -123,12 +109,12 @@ def _reference(specs: dict[str, Spec], name: str) -> Answer:
             if part.file is not None:
                 return part
             first = first or part
-        return first or Answer()
+        return first or SourceLocation()
     if spec.kind == "alias":
         return _reference(specs, spec.refs[0])
     if spec.kind == "unknown":
-        return Answer()
-    return Answer(problems=(f"location alias {name} does not parse",))  # garbage
+        return SourceLocation()
+    return SourceLocation(problems=(f"location alias {name} does not parse",))  # garbage
 
 
 def _reaches_a_loop(specs: dict[str, Spec], name: str) -> bool:
@@ -149,13 +135,12 @@ def _reaches_a_loop(specs: dict[str, Spec], name: str) -> bool:
     return walk(name)
 
 
-def _as_answer(found: SourceLocation) -> Answer:
+def _as_answer(found: SourceLocation) -> SourceLocation:
     """`found`, with what the grammar says of text it rejects left out (the reference
     knows only that it was rejected)."""
     problems = tuple(p.partition(": ")[0] if " does not parse: " in p else p
                      for p in found.problems)
-    return Answer(found.file, found.line, found.col, found.end_line, found.end_col,
-                  found.names, found.callers, problems)
+    return replace(found, problems=problems)
 
 
 def _trailing(specs: dict[str, Spec]) -> TrailingTable:
